@@ -1,0 +1,164 @@
+// The public plugin API. Built-in modules (src/modules/*) and users' plugins see only this file
+// and what it re-exports; the engine (src/engine/) implements the interfaces declared here.
+
+import type { ZodType } from 'zod';
+import type { Message, ReceivedHop, EmailAddress } from '../message/types.js';
+import type { ActionName, MilterReply, ScanMeta, SymbolResult } from './scan-types.js';
+
+export * from './scan-types.js';
+export type * from '../message/types.js';
+
+/** Stages in the order they run (engine.md §1.2). */
+export const STAGES = ['connfilter', 'prefilters', 'filters', 'postfilters', 'idempotent'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/**
+ * Registration flags (engine.md §2.2). `coro`: the callback awaits network calls.
+ * `explicit_disable`: keeps running under `symbols_enabled` unless named in `symbols_disabled`.
+ * `ignore_passthrough`: runs even after a pre-result decided the action.
+ * `empty`: runs even for an empty message. `skip_process`-safe symbols carry `no_mime`.
+ */
+export type SymbolFlag =
+  | 'coro'
+  | 'explicit_disable'
+  | 'ignore_passthrough'
+  | 'empty'
+  | 'nostat'
+  | 'no_mime'
+  | 'fine'
+  | 'ghost';
+
+/** A symbol's static definition: its score, group and description, as in conf/ scores. */
+export interface SymbolDef {
+  score?: number;
+  group?: string;
+  description?: string;
+  /** Count each insertion once (default) or allow several options to accumulate. */
+  oneShot?: boolean;
+}
+
+export interface Dependency {
+  name: string;
+  /** A weak dependency only orders; a hard one also skips this symbol when the dependency is disabled. */
+  weak?: boolean;
+}
+
+export interface SymbolRegistration {
+  /** Name of the callback symbol. It may also be a result symbol itself (listed in `symbols`). */
+  name: string;
+  stage?: Stage;
+  /** Higher runs first inside a stage. */
+  priority?: number;
+  deps?: Array<string | Dependency>;
+  /** Result symbols this callback may insert (virtual children). */
+  inserts?: string[];
+  flags?: SymbolFlag[];
+  /** Time budget for this callback in seconds (network checks); capped by the task deadline. */
+  timeout?: number;
+  check(task: Task): void | Promise<void>;
+}
+
+export interface CompositeDef {
+  name: string;
+  expression: string;
+  score?: number;
+  group?: string;
+  description?: string;
+  /** What happens to the atoms' scores when the composite matches (engine.md §6.5). */
+  policy?: 'default' | 'remove_all' | 'remove_symbol' | 'remove_weight' | 'leave';
+}
+
+export interface PreResult {
+  action: ActionName;
+  /** Text for `messages.smtp_message`. */
+  message?: string;
+  module: string;
+  /** Score to report; defaults to the action's threshold. */
+  score?: number;
+  /** Only raise the action floor, do not stop processing. */
+  least?: boolean;
+}
+
+/** The verdict as it stands: what idempotent symbols (milter_headers, history) read. */
+export interface Verdict {
+  score: number;
+  requiredScore: number;
+  action: ActionName;
+  symbols: readonly SymbolResult[];
+  preResult?: PreResult;
+  subject?: string;
+}
+
+export interface Logger {
+  debug(msg: string, extra?: Record<string, unknown>): void;
+  info(msg: string, extra?: Record<string, unknown>): void;
+  warn(msg: string, extra?: Record<string, unknown>): void;
+  error(msg: string, extra?: Record<string, unknown>): void;
+}
+
+/** One message being scanned, as modules see it. Facts are computed lazily and cached. */
+export interface Task {
+  readonly meta: ScanMeta;
+  /** The message bytes as received (after decompression). */
+  readonly raw: Buffer;
+  /** Parsed MIME message; parsing happens on first access. */
+  readonly message: Message;
+  /** Received chain, top-most first. */
+  readonly received: readonly ReceivedHop[];
+  /** Envelope sender parsed, or undefined; `null sender` has address ''. */
+  readonly envelopeFrom?: EmailAddress;
+  readonly envelopeRcpt: readonly EmailAddress[];
+  /** Task flags set so far (protocol flags plus ones set by rules, e.g. `message_rewrite`, `broken_headers`). */
+  readonly flags: ReadonlySet<string>;
+  readonly log: Logger;
+  /** Aborted when the task deadline passes or the task ends; pass it to network calls. */
+  readonly signal: AbortSignal;
+
+  insert(symbol: string, weight?: number, options?: string | string[]): void;
+  hasSymbol(name: string): boolean;
+  getSymbol(name: string): SymbolResult | undefined;
+  setFlag(flag: string): void;
+  setPreResult(pre: PreResult): void;
+  /** Merge into the milter reply (scan-protocol.md §10.2 merge rules). */
+  addMilterHeader(name: string, value: string, order?: number): void;
+  removeMilterHeader(name: string, order?: number): void;
+  setMilter(patch: MilterReply): void;
+  addMessage(category: string, text: string): void;
+  /** Replace the message (headers + body); marks the task `message_rewrite`. */
+  rewriteMessage(message: Buffer): void;
+  /** The verdict so far; final once the idempotent stage runs. */
+  verdict(): Verdict;
+  /** Per-task settings for a plugin (`settings.plugins[name]`), if any. */
+  pluginSettings(name: string): Record<string, unknown> | undefined;
+  getRequestHeader(name: string): string | undefined;
+  /** Newline used to fold generated header values: bare LF with the milter flag, else the message's. */
+  readonly foldNewline: '\r\n' | '\n';
+  /** Per-task scratch space shared by symbols of one module (key by module name). */
+  readonly cache: Map<string, unknown>;
+}
+
+/** What a module's setup() gets: its config, and the ways to register what it provides. */
+export interface ModuleContext<C> {
+  readonly config: C;
+  readonly log: Logger;
+  /** Host name of this server (for X-Rspamd-Server, Authentication-Results). */
+  readonly hostname: string;
+  symbol(reg: SymbolRegistration): void;
+  composite(def: CompositeDef): void;
+  /** Switch the module off with a reason (config, redis, failed); the server still starts. */
+  disable(reason: string): void;
+}
+
+export interface ModuleDefinition<C = Record<string, never>> {
+  name: string;
+  /** Schema with defaults; the module's local.d/override.d config is validated by it. */
+  config?: ZodType<C>;
+  /** Every symbol the module can insert, with default score, group and description. */
+  symbols?: Record<string, SymbolDef>;
+  setup(ctx: ModuleContext<C>): void | Promise<void>;
+}
+
+/** Declare a module. Identity function: it exists for type inference and as the one spelling. */
+export function defineModule<C>(def: ModuleDefinition<C>): ModuleDefinition<C> {
+  return def;
+}

@@ -1,0 +1,169 @@
+// Data shapes shared by every layer of a scan: what the protocol layer hands the engine
+// (ScanMeta), and what the engine hands back (ScanResult). They live at the bottom of the
+// import graph so modules, the engine and the protocol renderers all agree on one spelling.
+
+/** Protocol flags a client may send (`Flags:` header, v3 `flags` array). Names are wire names. */
+export const SCAN_FLAGS = [
+  'pass_all',
+  'groups',
+  'zstd',
+  'no_log',
+  'milter',
+  'profile',
+  'body_block',
+  'ext_urls',
+  'skip',
+  'skip_process',
+  'no_stat',
+  'ssl',
+] as const;
+export type ScanFlag = (typeof SCAN_FLAGS)[number];
+
+export interface TlsInfo {
+  cipher?: string;
+  version?: string;
+  certIssuer?: string;
+}
+
+/**
+ * One normalised shape for v2 headers, v3 metadata, milter macros and spamc headers.
+ * Every entry point produces it; the engine reads only it.
+ */
+export interface ScanMeta {
+  /** Client address, normalised (IPv4-mapped IPv6 reduced to IPv4, no port). Absent: "no IP". */
+  ip?: string;
+  helo?: string;
+  hostname?: string;
+  /** SMTP MAIL FROM address without brackets; '' is the null sender `<>`. Absent: not given or invalid. */
+  from?: string;
+  /** SMTP RCPT TO addresses, without brackets, in order. */
+  rcpt: string[];
+  user?: string;
+  deliverTo?: string;
+  queueId?: string;
+  settingsId?: string;
+  /** Parsed `Settings` apply object (JSON/UCL); undefined when absent or unparsable. */
+  settings?: Record<string, unknown>;
+  flags: Set<ScanFlag>;
+  mtaTag?: string;
+  mtaName?: string;
+  tls?: TlsInfo;
+  /** `Raw: yes`: the body is not MIME. */
+  raw: boolean;
+  /** `Subject` request header (documented for raw input). */
+  subject?: string;
+  /** `Content-Type` request header: the MIME type of raw input or of a v3 message part. */
+  contentType?: string;
+  filename?: string;
+  logTag?: string;
+  /** false when `Log: no` or flag no_log. */
+  log: boolean;
+  urlFormat: 'default' | 'extended';
+  /** `Pass: all` or flag pass_all. */
+  pass?: 'all';
+  mailer?: string;
+  userAgent?: string;
+  /** Legacy numeric threshold overrides (`maxscore`, `softscore`). */
+  maxScore?: number;
+  softScore?: number;
+  /** An envelope value (IP, From, Rcpt) could not be parsed: the task gets the broken-headers flag. */
+  brokenEnvelope: boolean;
+  /** Every request header (lower-case name → values in arrival order), for rules that read them. */
+  requestHeaders: Map<string, string[]>;
+}
+
+export function emptyMeta(): ScanMeta {
+  return {
+    rcpt: [],
+    flags: new Set(),
+    raw: false,
+    log: true,
+    urlFormat: 'default',
+    brokenEnvelope: false,
+    requestHeaders: new Map(),
+  };
+}
+
+export const ACTIONS = ['reject', 'soft reject', 'rewrite subject', 'add header', 'greylist', 'no action'] as const;
+/** Action names as they appear on the wire (spaces, not underscores); custom names are allowed too. */
+export type ActionName = (typeof ACTIONS)[number] | (string & {});
+
+export interface MilterHeaderEntry {
+  value: string;
+  order: number;
+}
+
+/** The `milter` object of the reply (scan-protocol.md §10). */
+export interface MilterReply {
+  add_headers?: Record<string, string | MilterHeaderEntry | Array<string | MilterHeaderEntry>>;
+  remove_headers?: Record<string, number | number[]>;
+  change_from?: string;
+  add_rcpt?: string[];
+  del_rcpt?: string[];
+  reject?: string;
+  spam_header?: string | Record<string, string>;
+  no_action?: boolean;
+}
+
+export interface SymbolResult {
+  name: string;
+  /** Score contributed (weight × dynamic factor, after settings). */
+  score: number;
+  /** Configured weight; 0 for symbols unknown to the config. */
+  metricScore: number;
+  options?: string[];
+  description?: string;
+  groups: string[];
+}
+
+export interface GroupResult {
+  name: string;
+  score: number;
+  description?: string;
+}
+
+export interface UrlInfo {
+  /** Normalised, percent-encoded URL. */
+  url: string;
+  host?: string;
+  /** Registrable domain (eTLD+1) when known. */
+  tld?: string;
+  flags: string[];
+  linkedUrl?: UrlInfo;
+  /** mailto: or a bare e-mail address found as a URL. */
+  isEmail?: boolean;
+}
+
+/** What the engine decided for one message; every reply format is a rendering of this. */
+export interface ScanResult {
+  isSkipped: boolean;
+  score: number;
+  requiredScore: number;
+  action: ActionName;
+  /** Module that forced the result through a pre-result (e.g. GTUBE). */
+  passthroughModule?: string;
+  subject?: string;
+  /** `discard`/`quarantine` for actions configured with a milter attribute. */
+  reject?: string;
+  /** Enabled actions with thresholds, highest first. */
+  thresholds: Array<[ActionName, number]>;
+  symbols: SymbolResult[];
+  groups: GroupResult[];
+  messages: Record<string, string>;
+  /** URLs found, in order; absent when none were parsed. */
+  urls?: UrlInfo[];
+  emails?: string[];
+  /** symbol → seconds, when profiling was asked for. */
+  profile?: Record<string, number>;
+  /** Message-ID without brackets, `undef` when the message has none; absent when nothing was parsed. */
+  messageId?: string;
+  timeReal: number;
+  dkimSignatures?: string[];
+  milter?: MilterReply;
+  /** The rewritten message (headers + body) when a rule changed it. */
+  rewritten?: Buffer;
+  /** Byte offset of the body inside `rewritten` (after the blank line ending the headers). */
+  rewrittenBodyOffset?: number;
+  /** Newline style of the scanned message, used to fold generated header values. */
+  newline: '\r\n' | '\n';
+}
