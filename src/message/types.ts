@@ -141,7 +141,9 @@ export type MimeAnomaly =
   | 'too_many_parts' // part limit reached; later parts not parsed
   | 'header_too_long' // a header line over the limit was truncated
   | 'no_headers' // the input has no header block at all
-  | 'eight_bit_header'; // raw 8-bit bytes in a header
+  | 'eight_bit_header' // raw 8-bit bytes in a header
+  | 'too_many_urls' // URL limit reached; later URLs not collected
+  | 'too_many_headers'; // header count limit reached; later headers of that block dropped
 
 export interface Message {
   /** The message bytes as scanned (after an mbox `From ` line and leading whitespace were skipped). */
@@ -186,6 +188,8 @@ export interface ReceivedHop {
   protocol?: string;
   /** `for <addr>` recipient. */
   for?: string;
+  /** `id <queue-id>` the receiver gave the message. */
+  id?: string;
   timestamp?: Date;
   /** true when the protocol says TLS was used (ESMTPS, ESMTPSA, UTF8SMTPS, or a `(using TLS…)` comment). */
   tls: boolean;

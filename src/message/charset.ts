@@ -1,0 +1,71 @@
+// Charset conversion of body and header bytes to UTF-8. Native Buffer decoding covers the
+// common charsets; iconv-lite covers the rest. A charset we cannot name falls back to UTF-8
+// when the bytes are valid UTF-8, else latin1, and says so.
+import { isUtf8 } from 'node:buffer';
+import iconv from 'iconv-lite';
+
+export interface DecodedText {
+  text: string;
+  /** The charset was unknown, or the bytes were not valid in it. */
+  bad: boolean;
+}
+
+const UTF8_NAMES = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8', 'x-unicode20utf8']);
+const ASCII_NAMES = new Set(['us-ascii', 'ascii', 'ansi_x3.4-1968', 'iso646-us', 'default', '']);
+const LATIN1_NAMES = new Set(['iso-8859-1', 'iso8859-1', 'latin1', 'l1', 'iso_8859-1']);
+
+// Names seen in the wild that iconv-lite does not know under that spelling.
+const ALIASES: Record<string, string> = {
+  'x-mac-cyrillic': 'maccyrillic',
+  'ks_c_5601-1987': 'cp949',
+  'x-sjis': 'shift_jis',
+  'x-euc-jp': 'euc-jp',
+  'x-gbk': 'gbk',
+  'windows-874': 'cp874',
+  'unicode': 'utf-16le',
+};
+
+/** Lower-cased, trimmed, quote-stripped charset label. */
+export function normaliseCharset(label: string | undefined): string {
+  if (!label) return '';
+  return label.trim().replace(/^["']|["']$/g, '').toLowerCase();
+}
+
+function hasHighBytes(buf: Buffer): boolean {
+  for (let i = 0; i < buf.length; i++) if (buf[i]! > 0x7f) return true;
+  return false;
+}
+
+/** true when `charset` is something we can convert from. */
+export function isKnownCharset(charset: string): boolean {
+  const cs = normaliseCharset(charset);
+  if (UTF8_NAMES.has(cs) || ASCII_NAMES.has(cs) || LATIN1_NAMES.has(cs)) return true;
+  return iconv.encodingExists(ALIASES[cs] ?? cs);
+}
+
+/** Decode `buf` declared as `charset` to a JS string. Never throws. */
+export function decodeCharset(buf: Buffer, charset: string | undefined): DecodedText {
+  const cs = normaliseCharset(charset);
+  if (UTF8_NAMES.has(cs) || ASCII_NAMES.has(cs)) {
+    if (isUtf8(buf)) return { text: buf.toString('utf8'), bad: false };
+    // Undeclared or mis-declared 8-bit text: latin1 keeps every byte visible.
+    return { text: buf.toString('latin1'), bad: UTF8_NAMES.has(cs) };
+  }
+  if (LATIN1_NAMES.has(cs)) {
+    // Mail clients label windows-1252 text as iso-8859-1; 0x80-0x9f are its printable extras.
+    return { text: iconv.decode(buf, 'windows-1252'), bad: false };
+  }
+  const name = ALIASES[cs] ?? cs;
+  if (iconv.encodingExists(name)) {
+    if (!hasHighBytes(buf) && !name.startsWith('utf-16') && !name.startsWith('utf-32') && !name.startsWith('utf-7')) {
+      return { text: buf.toString('latin1'), bad: false };
+    }
+    try {
+      return { text: iconv.decode(buf, name), bad: false };
+    } catch {
+      // iconv-lite throws only on codec construction bugs; fall through to the unknown path.
+    }
+  }
+  if (isUtf8(buf)) return { text: buf.toString('utf8'), bad: true };
+  return { text: buf.toString('latin1'), bad: true };
+}

@@ -1,0 +1,156 @@
+// Entry points: raw message bytes → Message. Orchestrates the header block, the part tree,
+// text decoding and URL/address extraction; each of those lives in its own file.
+import { isUtf8 } from 'node:buffer';
+import { parseAddressList } from './addresses.js';
+import { parseContentType } from './content-type.js';
+import { EMPTY_HEADERS, parseHeaderBlock } from './header-list.js';
+import { buildPart, type TreeState } from './mime-tree.js';
+import { isTextBodyPart, makeTextPart } from './text-part.js';
+import type { Attachment, EmailAddress, HeaderList, Message, MimeAnomaly, MimePart, TextPart } from './types.js';
+import { UrlCollector } from './urls.js';
+
+const LF = 0x0a;
+/** Bytes of raw input sniffed to guess whether it is text. */
+const RAW_SNIFF_BYTES = 4096;
+
+/** Offset of the first byte after leading whitespace and an mbox `From ` line. */
+function skipPreamble(raw: Buffer): number {
+  let i = 0;
+  while (i < raw.length && (raw[i] === 0x20 || raw[i] === 0x09 || raw[i] === 0x0d || raw[i] === LF)) i++;
+  if (raw.length - i >= 5 && raw.toString('latin1', i, i + 5) === 'From ') {
+    const lf = raw.indexOf(LF, i);
+    i = lf < 0 ? raw.length : lf + 1;
+  }
+  return i;
+}
+
+function addressHeader(headers: HeaderList, name: string): EmailAddress[] {
+  const out: EmailAddress[] = [];
+  for (const h of headers.get(name)) {
+    // Encoded words must be decoded per display name, after the list is split: a decoded
+    // name may contain commas or angle brackets.
+    const src = h.raw.includes('=?') ? h.raw.replace(/\r?\n(?=[ \t])/g, '') : h.value;
+    for (const a of parseAddressList(src)) out.push(a);
+  }
+  return out;
+}
+
+function messageIdOf(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const lt = value.indexOf('<');
+  const gt = lt >= 0 ? value.indexOf('>', lt) : -1;
+  const id = (lt >= 0 && gt > lt ? value.slice(lt + 1, gt) : value).trim();
+  return id || undefined;
+}
+
+function dateOf(value: string | undefined): Date | undefined {
+  if (!value) return undefined;
+  const ms = Date.parse(value.replace(/\s*\([^)]*\)\s*$/, ''));
+  return Number.isNaN(ms) ? undefined : new Date(ms);
+}
+
+/** Text parts, attachments, URLs and addresses: the facts derived from a finished part tree. */
+function derive(parts: MimePart[], subject: string | undefined, anomalies: Set<MimeAnomaly>) {
+  const textParts: TextPart[] = [];
+  const attachments: Attachment[] = [];
+  const collector = new UrlCollector();
+  for (const part of parts) {
+    if (isTextBodyPart(part)) {
+      const tp = makeTextPart(part);
+      textParts.push(tp);
+      if (tp.badCharset) {
+        anomalies.add('bad_charset');
+        if (!part.anomalies.includes('bad_charset')) part.anomalies.push('bad_charset');
+      }
+      if (tp.html) collector.scanHtml(tp.html);
+      if (!tp.empty) collector.scanText(tp.text, ['text']);
+    } else if (part.isAttachment) {
+      const a: Attachment = { part, contentType: part.contentType.type, size: part.content.length };
+      if (part.filename !== undefined) a.filename = part.filename;
+      attachments.push(a);
+    }
+  }
+  if (subject) collector.scanText(subject, ['subject'], false);
+  if (collector.truncated) anomalies.add('too_many_urls');
+  return { textParts, attachments, urls: [...collector.urls.values()], emails: [...collector.emails.values()] };
+}
+
+/** Parse raw message bytes. Never throws; broken structure is reported in `anomalies`. */
+export function parseMessage(input: Buffer): Message {
+  const raw = input.subarray(skipPreamble(input));
+  const block = parseHeaderBlock(raw, 0, raw.length);
+  const state: TreeState = { parts: [], anomalies: new Set() };
+  // The first part can never hit the part limit, so buildPart returns a part here.
+  const root = buildPart(raw, 0, raw.length, 0, '', undefined, 'text/plain', state, block)!;
+  const headers = root.headers;
+  const subject = headers.first('subject')?.value;
+  const facts = derive(state.parts, subject, state.anomalies);
+  const msg: Message = {
+    raw,
+    newline: block.newline,
+    headers,
+    bodyOffset: block.bodyOffset,
+    root,
+    parts: state.parts,
+    ...facts,
+    from: addressHeader(headers, 'from'),
+    to: addressHeader(headers, 'to'),
+    cc: addressHeader(headers, 'cc'),
+    replyTo: addressHeader(headers, 'reply-to'),
+    anomalies: state.anomalies,
+  };
+  if (subject !== undefined) msg.subject = subject;
+  const mid = messageIdOf(headers.first('message-id')?.value);
+  if (mid !== undefined) msg.messageId = mid;
+  const date = dateOf(headers.first('date')?.value);
+  if (date) msg.date = date;
+  return msg;
+}
+
+function looksLikeText(raw: Buffer): boolean {
+  const head = raw.subarray(0, RAW_SNIFF_BYTES);
+  if (head.indexOf(0) >= 0) return false;
+  return isUtf8(head) || isUtf8(head.subarray(0, Math.max(0, head.length - 3)));
+}
+
+/**
+ * Input sent with `Raw: yes`: not MIME. One part of `contentType` (guessed from the bytes when
+ * absent), inline, named `filename`.
+ */
+export function makeRawMessage(raw: Buffer, contentType?: string, filename?: string): Message {
+  const fallback = looksLikeText(raw) ? 'text/plain' : 'application/octet-stream';
+  const ct = contentType ? parseContentType(contentType, fallback) : { type: fallback, params: {} };
+  const root: MimePart = {
+    id: '',
+    headers: EMPTY_HEADERS,
+    contentType: ct,
+    transferEncoding: 'binary',
+    disposition: 'inline',
+    content: raw,
+    rawSize: raw.length,
+    children: [],
+    depth: 0,
+    isMultipart: false,
+    isMessage: false,
+    isAttachment: !ct.type.startsWith('text/'),
+    anomalies: [],
+  };
+  if (filename) root.filename = filename;
+  const anomalies = new Set<MimeAnomaly>();
+  const facts = derive([root], undefined, anomalies);
+  const firstLf = raw.indexOf(LF);
+  return {
+    raw,
+    newline: firstLf > 0 && raw[firstLf - 1] === 0x0d ? '\r\n' : '\n',
+    headers: EMPTY_HEADERS,
+    bodyOffset: 0,
+    root,
+    parts: [root],
+    ...facts,
+    from: [],
+    to: [],
+    cc: [],
+    replyTo: [],
+    anomalies,
+  };
+}

@@ -1,0 +1,85 @@
+// parseReceived on Received lines taken from real messages (Rspamd's test messages).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseMessage } from '../../src/message/parse-message.js';
+import { parseReceived } from '../../src/message/parse-received.js';
+import { rspamdMessage } from './fixtures.js';
+
+function hops(name: string) {
+  return parseMessage(rspamdMessage(name)).headers.get('received').map((h) => parseReceived(h.value));
+}
+
+test('Postfix with TLS comment and IPv6 literal (received1.eml)', () => {
+  const [top] = hops('received1.eml');
+  assert.equal(top!.fromHelo, 'server.chat-met-vreemden.nl');
+  assert.equal(top!.fromIp, '2a01:7c8:aab6:26d:5054:ff:fed1:1da2');
+  assert.equal(top!.fromHostname, undefined, '`unknown` is not a host name');
+  assert.equal(top!.by, 'mx1.freebsd.org');
+  assert.equal(top!.protocol, 'ESMTPS');
+  assert.equal(top!.tls, true);
+  assert.equal(top!.authenticated, false);
+  assert.equal(top!.id, 'CF0171862');
+  assert.equal(top!.for, 'test@example.com');
+  assert.equal(top!.timestamp?.toISOString(), '2015-07-06T09:01:20.000Z');
+});
+
+test('Exim: helo= in the comment, esmtpa / esmtp / esmtpsa', () => {
+  const exim = hops('received1.eml')[1]!;
+  assert.equal(exim.fromHelo, 'User');
+  assert.equal(exim.fromHostname, 'ca-18-193-131.service.infuturo.it');
+  assert.equal(exim.fromIp, '151.18.193.131');
+  assert.equal(exim.protocol, 'ESMTPA');
+  assert.equal(exim.authenticated, true);
+  assert.equal(exim.tls, false);
+  assert.equal(exim.id, '1ZC1sl-0006b4-TU');
+  // received3/4: two junk lines, the Postfix hop, then the Exim hop with another protocol.
+  const r3 = hops('received3.eml');
+  assert.deepEqual(r3.slice(0, 2).map((h) => h.unparsed), [true, true]);
+  assert.equal(r3[3]!.protocol, 'ESMTP');
+  assert.equal(r3[3]!.authenticated, false);
+  const sa = hops('received4.eml')[3]!;
+  assert.equal(sa.protocol, 'ESMTPSA');
+  assert.deepEqual([sa.tls, sa.authenticated], [true, true]);
+});
+
+test('Postfix rdns [ip] form and bracketed IPv6 loopback (ham.eml)', () => {
+  const chain = hops('ham.eml');
+  const loop = chain.find((h) => h.fromIp === '::1')!;
+  assert.equal(loop.fromHelo, 'ietfa.amsl.com');
+  assert.equal(loop.fromHostname, 'localhost');
+  const amavis = chain.find((h) => h.fromIp === '4.31.198.44')!;
+  assert.equal(amavis.fromHelo, 'mail.ietf.org');
+  assert.equal(amavis.by, 'localhost');
+  assert.equal(amavis.id, 'k8UsBTUjeiTe');
+  assert.equal(amavis.for, 'cfrg@ietfa.amsl.com');
+});
+
+test('LMTP without from-comment, empty IP brackets, odd comments', () => {
+  const [lmtp, postfix] = hops('bad_message.eml');
+  assert.equal(lmtp!.fromHelo, 'mx.mezonplus.ru');
+  assert.equal(lmtp!.fromIp, undefined);
+  assert.equal(lmtp!.protocol, 'LMTP');
+  assert.equal(postfix!.fromHostname, 'mail.esumare.ru');
+  assert.equal(postfix!.fromIp, '89.163.231.166');
+  const empty = hops('rcvd7.eml')[1]!;
+  assert.equal(empty.fromIp, undefined);
+  assert.equal(empty.fromHostname, 'forward106p.mail.test.net');
+  const verified = hops('yand_forward.eml')[0]!;
+  assert.equal(verified.fromIp, '0.0.0.0');
+  assert.equal(verified.for, 'test@test.ru');
+});
+
+test('IP forms: parentheses, IPv4-mapped IPv6, by-only and garbage', () => {
+  const paren = parseReceived('from unknown (HELO mail.example.com) (198.51.100.7) by mx.example.net with SMTP; 1 Jan 2020 00:00:00 +0000');
+  assert.equal(paren.fromIp, '198.51.100.7');
+  assert.equal(paren.fromHelo, 'mail.example.com');
+  const mapped = parseReceived('from a.example (a.example [IPv6:::ffff:192.0.2.9]) by b.example with ESMTP id 1');
+  assert.equal(mapped.fromIp, '192.0.2.9');
+  const byOnly = parseReceived('by 2002:a17:90a:1:0:0:0:1 with SMTP id x; Tue, 1 Oct 2019 10:00:00 -0700 (PDT)');
+  assert.equal(byOnly.fromHelo, undefined);
+  assert.equal(byOnly.protocol, 'SMTP');
+  assert.equal(byOnly.unparsed, false);
+  const junk = parseReceived('apparently');
+  assert.equal(junk.unparsed, true);
+  assert.equal(junk.timestamp, undefined);
+});

@@ -1,0 +1,50 @@
+// URL normalisation and de-duplication in UrlCollector.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { UrlCollector } from '../../src/message/urls.js';
+
+function collect(text: string): UrlCollector {
+  const c = new UrlCollector();
+  c.scanText(text, ['text']);
+  return c;
+}
+
+test('hosts are lower-cased, IDN kept in both forms, tld in the host form', () => {
+  const urls = [...collect('see http://ПРИМЕР.рф/x and www.Example.COM today').urls.values()];
+  const idn = urls.find((u) => u.hostAscii === 'xn--e1afmkfd.xn--p1ai')!;
+  assert.equal(idn.host, 'пример.рф');
+  assert.equal(idn.tld, 'пример.рф');
+  const www = urls.find((u) => u.host === 'www.example.com')!;
+  assert.equal(www.url, 'http://www.example.com');
+  assert.deepEqual([...www.flags].sort(), ['schemaless', 'text']);
+  assert.equal(www.tld, 'example.com');
+});
+
+test('IP hosts are numeric, user info is kept, e-mails go to the address list', () => {
+  const c = collect('http://[2001:DB8::1]/a http://user@host.example.co.uk:8080/p mail me: Bob@Example.ORG.');
+  const urls = [...c.urls.values()];
+  const v6 = urls.find((u) => u.host === '2001:db8::1')!;
+  assert.ok(v6.flags.has('numeric'));
+  assert.equal(v6.tld, '2001:db8::1');
+  const auth = urls.find((u) => u.host === 'host.example.co.uk')!;
+  assert.equal(auth.url, 'http://user@host.example.co.uk:8080/p');
+  assert.equal(auth.tld, 'example.co.uk');
+  assert.deepEqual([...c.emails.keys()], ['Bob@example.org']);
+});
+
+test('duplicates merge their flags; relative and script links are ignored', () => {
+  const c = new UrlCollector();
+  c.scanText('http://a.example.com/x', ['text']);
+  c.scanHtml({ tags: new Set(['a']), images: ['http://a.example.com/x', 'cid:logo'], unbalanced: false, links: [
+    { href: '/relative/path', text: '' },
+    { href: 'javascript:alert(1)', text: '' },
+    { href: '#top', text: '' },
+    { href: 'mailto:Someone@Example.net?subject=hi', text: 'write' },
+    { href: 'mailto:not-an-address', text: '' },
+  ] });
+  const urls = [...c.urls.values()];
+  assert.deepEqual(urls.map((u) => u.url), ['http://a.example.com/x', 'mailto:Someone@example.net']);
+  assert.deepEqual([...urls[0]!.flags].sort(), ['image', 'text']);
+  assert.equal(urls[1]!.isEmail, true);
+  assert.ok(c.emails.has('Someone@example.net'));
+});
