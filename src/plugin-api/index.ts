@@ -77,6 +77,8 @@ export interface PreResult {
   score?: number;
   /** Only raise the action floor, do not stop processing. */
   least?: boolean;
+  /** Precedence among pre-results: low 0, normal 1 (default), high 2, critical 3 (GTUBE). */
+  priority?: number;
 }
 
 /** The verdict as it stands: what idempotent symbols (milter_headers, history) read. */

@@ -1,0 +1,20 @@
+// Coded errors thrown by the engine at start-up (bad module config, dependency cycles,
+// late registration). They carry a stable `code` and no HTTP status (DESIGN.md §7).
+
+export type EngineErrorCode =
+  | 'ENGINE_MODULE_CONFIG'
+  | 'ENGINE_SEALED'
+  | 'ENGINE_DUPLICATE_SYMBOL'
+  | 'ENGINE_BAD_STAGE'
+  | 'ENGINE_DEPENDENCY_CYCLE'
+  | 'ENGINE_BAD_COMPOSITE';
+
+export class EngineError extends Error {
+  readonly code: EngineErrorCode;
+
+  constructor(code: EngineErrorCode, message: string) {
+    super(message);
+    this.name = 'EngineError';
+    this.code = code;
+  }
+}

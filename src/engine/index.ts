@@ -1,0 +1,203 @@
+// The engine: builds the symbol registry from the modules and the config, then scans
+// messages. `createEngine` is the EngineFactory of contract.ts; the returned Engine is a
+// Scanner plus the listings the controller needs.
+
+import type { ActionName, Logger, ModuleDefinition, ScanMeta, ScanResult } from '../plugin-api/index.js';
+import { buildBaseActions, milterAttributes, requiredScore, spamLimit } from './actions.js';
+import type { ActionEntry } from './actions.js';
+import { compileComposites } from './composites.js';
+import type { CompiledComposite } from './composites.js';
+import type { EngineConfig, EngineFactory, Scanner } from './contract.js';
+import type { EngineCore } from './core.js';
+import { Registry } from './registry.js';
+import type { ItemInfo } from './registry.js';
+import { buildResult } from './result.js';
+import { runScan } from './scheduler.js';
+import type { GroupLimit } from './scoring.js';
+import { createSettingsResolver, defaultSettings } from './settings.js';
+import type { CompiledSettings, SettingsResolver } from './settings.js';
+import { DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
+import { ScanTask } from './task.js';
+
+export { EngineError } from './errors.js';
+export type { EngineErrorCode } from './errors.js';
+
+/** Rspamd's task_timeout default, in seconds. */
+export const DEFAULT_TASK_TIMEOUT = 8;
+
+export interface EngineOptions {
+  log?: Logger;
+}
+
+export interface SymbolListing {
+  name: string;
+  score: number;
+  group: string;
+  description?: string;
+  module?: string;
+  /** Disabled in config or by its module. */
+  disabled: boolean;
+}
+
+export interface GroupListing {
+  name: string;
+  description?: string;
+  maxScore?: number;
+  minScore?: number;
+  symbols: string[];
+}
+
+export interface ActionListing {
+  name: ActionName;
+  threshold: number | null;
+  milter?: string;
+}
+
+export interface Engine extends Scanner {
+  symbols(): SymbolListing[];
+  groups(): GroupListing[];
+  actions(): ActionListing[];
+  /** Symbol → number of exceptions its callback raised since start. */
+  errorCounts(): ReadonlyMap<string, number>;
+  /** Module → reason, for modules that are switched off. */
+  disabledModules(): ReadonlyMap<string, string>;
+}
+
+const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn(msg, extra) {
+    process.emitWarning(`${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}`, 'MailsiftEngine');
+  },
+  error(msg, extra) {
+    process.emitWarning(`${msg}${extra ? ` ${JSON.stringify(extra)}` : ''}`, 'MailsiftEngine');
+  },
+};
+
+class EngineImpl implements Engine, EngineCore {
+  readonly registry: Registry;
+  readonly composites: readonly CompiledComposite[];
+  readonly baseActions: readonly ActionEntry[];
+  readonly baseRequiredScore: number;
+  readonly baseSpamLimit: number;
+  readonly milterAttrs: Map<string, string>;
+  readonly groupLimits: ReadonlyMap<string, GroupLimit>;
+  readonly subjectTemplate: string;
+  readonly taskTimeoutMs: number;
+  readonly log: Logger;
+  readonly defaultSettings: CompiledSettings;
+  readonly #resolver: SettingsResolver;
+  readonly #errors = new Map<string, number>();
+  readonly #config: EngineConfig;
+
+  constructor(config: EngineConfig, registry: Registry, log: Logger) {
+    this.#config = config;
+    this.registry = registry;
+    this.log = log;
+    this.composites = compileComposites(registry);
+    this.baseActions = buildBaseActions(config.actions);
+    this.baseRequiredScore = requiredScore(this.baseActions);
+    this.baseSpamLimit = spamLimit(this.baseActions);
+    this.milterAttrs = milterAttributes(config.actions);
+    const limits = new Map<string, GroupLimit>();
+    for (const [name, g] of Object.entries(config.groups)) {
+      if (g.maxScore !== undefined || g.minScore !== undefined) {
+        const l: GroupLimit = {};
+        if (g.maxScore !== undefined) l.maxScore = g.maxScore;
+        if (g.minScore !== undefined) l.minScore = g.minScore;
+        limits.set(name, l);
+      }
+    }
+    this.groupLimits = limits;
+    this.subjectTemplate = config.subjectTemplate || DEFAULT_SUBJECT_TEMPLATE;
+    this.taskTimeoutMs = (config.taskTimeout > 0 ? config.taskTimeout : DEFAULT_TASK_TIMEOUT) * 1000;
+    this.defaultSettings = defaultSettings(registry);
+    this.#resolver = createSettingsResolver(registry, config.settings);
+  }
+
+  recordError(item: ItemInfo, err: unknown): void {
+    this.#errors.set(item.name, (this.#errors.get(item.name) ?? 0) + 1);
+    const e = err instanceof Error ? err : new Error(String(err));
+    this.log.error('symbol callback failed', { symbol: item.name, module: item.module, error: e.message, stack: e.stack });
+  }
+
+  async scan(message: Buffer, meta: ScanMeta): Promise<ScanResult> {
+    const settings = this.#resolver.resolve(meta, (msg, extra) => this.log.warn(msg, extra)) ?? this.defaultSettings;
+    const task = new ScanTask(this, message, meta, settings);
+    try {
+      await runScan(task);
+    } catch (err) {
+      // The scheduler contains callback failures; reaching here is an engine bug, still answered.
+      this.log.error('scan failed inside the engine', { error: (err as Error).message, stack: (err as Error).stack });
+    }
+    const result = buildResult(task);
+    task.finished = true;
+    task.abort('task finished');
+    return result;
+  }
+
+  symbols(): SymbolListing[] {
+    const out: SymbolListing[] = [];
+    for (const s of this.registry.symbols.values()) {
+      const itemsOff = s.items.length > 0 && s.items.every((i) => i.disabled || this.registry.disabledModules.has(i.module));
+      const moduleOff = s.module !== undefined && this.registry.disabledModules.has(s.module);
+      const l: SymbolListing = { name: s.name, score: s.score, group: s.group, disabled: s.disabled || itemsOff || moduleOff };
+      if (s.description !== undefined) l.description = s.description;
+      if (s.module !== undefined) l.module = s.module;
+      out.push(l);
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  groups(): GroupListing[] {
+    const out: GroupListing[] = [];
+    for (const [name, g] of this.registry.groups) {
+      const l: GroupListing = { name, symbols: [...g.symbols].sort() };
+      if (g.description !== undefined) l.description = g.description;
+      if (g.maxScore !== undefined) l.maxScore = g.maxScore;
+      if (g.minScore !== undefined) l.minScore = g.minScore;
+      out.push(l);
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  actions(): ActionListing[] {
+    const out: ActionListing[] = this.baseActions.map((a) => {
+      const l: ActionListing = { name: a.name, threshold: Number.isFinite(a.threshold) ? a.threshold : null };
+      if (a.milter !== undefined) l.milter = a.milter;
+      return l;
+    });
+    for (const [name, ac] of Object.entries(this.#config.actions)) {
+      if (ac.threshold === null && !out.some((a) => a.name === name)) {
+        const l: ActionListing = { name, threshold: null };
+        if (ac.milter !== undefined) l.milter = ac.milter;
+        out.push(l);
+      }
+    }
+    return out;
+  }
+
+  errorCounts(): ReadonlyMap<string, number> {
+    return this.#errors;
+  }
+
+  disabledModules(): ReadonlyMap<string, string> {
+    return this.registry.disabledModules;
+  }
+}
+
+/** Build the engine: set up every module, seal the registry, compile composites and settings. */
+export async function createEngineWith(config: EngineConfig, modules: ReadonlyArray<ModuleDefinition<any>>, options: EngineOptions = {}): Promise<Engine> { // eslint-disable-line @typescript-eslint/no-explicit-any -- modules carry heterogeneous config types
+  const log = options.log ?? silentLogger;
+  const registry = await Registry.build({ config, modules, log });
+  return new EngineImpl(config, registry, log);
+}
+
+/** The EngineFactory of contract.ts; `options.log` is an extra the factory type does not require. */
+export function createEngine(config: EngineConfig, modules: ReadonlyArray<ModuleDefinition<any>>, options?: EngineOptions): Promise<Engine> { // eslint-disable-line @typescript-eslint/no-explicit-any -- modules carry heterogeneous config types
+  return createEngineWith(config, modules, options);
+}
+
+// Compile-time check that createEngine satisfies the shared contract.
+const factoryCheck: EngineFactory = createEngine;
+void factoryCheck;

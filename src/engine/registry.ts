@@ -1,0 +1,318 @@
+// The symbol registry: every module's symbol table merged with config overrides, every
+// registered callback item with its stage, priority and resolved dependencies. Built once
+// at engine start by calling each module's setup(); sealed afterwards so the scheduler can
+// rely on fixed item ids and precomputed orders.
+
+import type { ZodType } from 'zod';
+import type {
+  CompositeDef,
+  Dependency,
+  Logger,
+  ModuleContext,
+  ModuleDefinition,
+  Stage,
+  SymbolFlag,
+  SymbolRegistration,
+  Task,
+} from '../plugin-api/index.js';
+import { STAGES } from '../plugin-api/index.js';
+import type { EngineConfig, GroupConfig } from './contract.js';
+import { EngineError } from './errors.js';
+
+/** Group name of symbols that declare none (Rspamd's pseudo group). */
+export const UNGROUPED = 'ungrouped';
+
+export interface SymbolInfo {
+  name: string;
+  /** Configured weight; 0 when neither a module nor the config gives one. */
+  score: number;
+  group: string;
+  description?: string;
+  /** Repeated insertions keep the strongest value instead of accumulating. */
+  oneShot: boolean;
+  /** Disabled in config: never runs, never inserted. */
+  disabled: boolean;
+  module?: string;
+  /** Callback items that may insert this symbol (its own item first when it is one). */
+  items: ItemInfo[];
+}
+
+export interface ItemInfo {
+  /** Dense index, stable after sealing; used for per-settings run masks. */
+  id: number;
+  name: string;
+  module: string;
+  stage: Stage;
+  priority: number;
+  flags: ReadonlySet<SymbolFlag>;
+  /** Symbol names this item may insert (its own name included when it is a result symbol). */
+  inserts: string[];
+  deps: Dependency[];
+  /** Resolved dependency item ids (same or earlier stage). */
+  depIds: number[];
+  hardDepIds: number[];
+  /** Seconds; the item's own budget, capped by the task deadline. */
+  timeout?: number;
+  /** Runs when a pre-result was set or the reject score is already reached. */
+  fine: boolean;
+  /** Off for every task (config-disabled symbol, disabled module, missing hard dependency). */
+  disabled: boolean;
+  check(task: Task): void | Promise<void>;
+}
+
+interface PendingItem {
+  reg: SymbolRegistration;
+  module: string;
+}
+
+export interface RegistryInput {
+  config: EngineConfig;
+  modules: ReadonlyArray<ModuleDefinition<unknown>>;
+  log: Logger;
+}
+
+export class Registry {
+  readonly symbols = new Map<string, SymbolInfo>();
+  readonly items: ItemInfo[] = [];
+  readonly itemsByName = new Map<string, ItemInfo>();
+  /** Items of each stage in execution order. */
+  readonly stageOrder = new Map<Stage, ItemInfo[]>();
+  readonly groups = new Map<string, GroupConfig & { symbols: string[] }>();
+  readonly composites: CompositeDef[] = [];
+  /** Module name → reason, for modules that switched themselves off. */
+  readonly disabledModules = new Map<string, string>();
+  #sealed = false;
+
+  get sealed(): boolean {
+    return this.#sealed;
+  }
+
+  static async build(input: RegistryInput): Promise<Registry> {
+    const reg = new Registry();
+    await reg.#setupModules(input);
+    reg.#applyConfig(input.config);
+    reg.#seal(input.log);
+    return reg;
+  }
+
+  async #setupModules({ config, modules, log }: RegistryInput): Promise<void> {
+    const pending: PendingItem[] = [];
+    for (const mod of modules) {
+      if (config.disabledModules.includes(mod.name)) {
+        this.disabledModules.set(mod.name, 'disabled in config');
+        log.info('module disabled in config', { module: mod.name });
+        this.#addModuleSymbols(mod);
+        continue;
+      }
+      const modConfig = validateModuleConfig(mod.name, mod.config, config.modules[mod.name]);
+      const mine: PendingItem[] = [];
+      const myComposites: CompositeDef[] = [];
+      let disabledReason: string | undefined;
+      const registry = this;
+      const ctx: ModuleContext<unknown> = {
+        config: modConfig,
+        log,
+        hostname: config.hostname,
+        symbol(r: SymbolRegistration): void {
+          if (registry.#sealed) {
+            throw new EngineError('ENGINE_SEALED', `module ${mod.name}: symbol ${r.name} registered after setup (registry is sealed)`);
+          }
+          mine.push({ reg: r, module: mod.name });
+        },
+        composite(def: CompositeDef): void {
+          if (registry.#sealed) {
+            throw new EngineError('ENGINE_SEALED', `module ${mod.name}: composite ${def.name} registered after setup (registry is sealed)`);
+          }
+          myComposites.push(def);
+        },
+        disable(reason: string): void {
+          disabledReason = reason;
+        },
+      };
+      try {
+        await mod.setup(ctx);
+      } catch (err) {
+        disabledReason = `setup failed: ${(err as Error).message}`;
+        log.error('module setup failed', { module: mod.name, error: (err as Error).message });
+      }
+      this.#addModuleSymbols(mod);
+      if (disabledReason !== undefined) {
+        this.disabledModules.set(mod.name, disabledReason);
+        log.warn('module disabled', { module: mod.name, reason: disabledReason });
+        continue;
+      }
+      pending.push(...mine);
+      this.composites.push(...myComposites);
+    }
+    for (const p of pending) this.#addItem(p);
+  }
+
+  #addModuleSymbols(mod: ModuleDefinition<unknown>): void {
+    if (!mod.symbols) return;
+    for (const [name, def] of Object.entries(mod.symbols)) {
+      const info = this.#symbol(name);
+      info.module ??= mod.name;
+      if (def.score !== undefined) info.score = def.score;
+      if (def.group !== undefined) info.group = def.group;
+      if (def.description !== undefined) info.description = def.description;
+      if (def.oneShot === false) info.oneShot = false;
+    }
+  }
+
+  #symbol(name: string): SymbolInfo {
+    let info = this.symbols.get(name);
+    if (!info) {
+      info = { name, score: 0, group: UNGROUPED, oneShot: true, disabled: false, items: [] };
+      this.symbols.set(name, info);
+    }
+    return info;
+  }
+
+  #addItem({ reg, module }: PendingItem): void {
+    if (this.itemsByName.has(reg.name)) {
+      throw new EngineError('ENGINE_DUPLICATE_SYMBOL', `module ${module}: symbol ${reg.name} is already registered by module ${this.itemsByName.get(reg.name)!.module}`);
+    }
+    const stage = reg.stage ?? 'filters';
+    if (!STAGES.includes(stage)) {
+      throw new EngineError('ENGINE_BAD_STAGE', `module ${module}: symbol ${reg.name} has unknown stage ${String(stage)}`);
+    }
+    const inserts = [...(reg.inserts ?? [])];
+    // A callback whose name is a known result symbol inserts itself; ghost-only stages do not score.
+    if (!inserts.includes(reg.name) && (this.symbols.has(reg.name) || inserts.length === 0) && stage === 'filters') {
+      inserts.unshift(reg.name);
+    }
+    const item: ItemInfo = {
+      id: this.items.length,
+      name: reg.name,
+      module,
+      stage,
+      priority: reg.priority ?? 0,
+      flags: new Set(reg.flags ?? []),
+      inserts,
+      deps: (reg.deps ?? []).map((d) => (typeof d === 'string' ? { name: d } : d)),
+      depIds: [],
+      hardDepIds: [],
+      fine: false,
+      disabled: false,
+      check: reg.check,
+    };
+    if (reg.timeout !== undefined) item.timeout = reg.timeout;
+    this.items.push(item);
+    this.itemsByName.set(item.name, item);
+    for (const s of inserts) this.#symbol(s).items.push(item);
+  }
+
+  #applyConfig(config: EngineConfig): void {
+    for (const [name, sc] of Object.entries(config.symbols)) {
+      const info = this.#symbol(name);
+      if (sc.score !== undefined) info.score = sc.score;
+      if (sc.group !== undefined) info.group = sc.group;
+      if (sc.description !== undefined) info.description = sc.description;
+      if (sc.disabled) info.disabled = true;
+    }
+    this.composites.push(...config.composites);
+    for (const c of this.composites) {
+      const info = this.#symbol(c.name);
+      // Config symbol overrides win over the composite's own defaults.
+      const override = config.symbols[c.name];
+      if (override?.score === undefined && c.score !== undefined) info.score = c.score;
+      if (override?.group === undefined) info.group = c.group ?? 'composite';
+      if (override?.description === undefined) info.description = c.description ?? c.expression;
+      info.oneShot = true;
+    }
+    for (const [name, g] of Object.entries(config.groups)) this.groups.set(name, { ...g, symbols: [] });
+    for (const info of this.symbols.values()) {
+      let g = this.groups.get(info.group);
+      if (!g) {
+        g = { symbols: [] };
+        this.groups.set(info.group, g);
+      }
+      g.symbols.push(info.name);
+    }
+  }
+
+  #seal(log: Logger): void {
+    for (const item of this.items) {
+      for (const dep of item.deps) {
+        const target = this.itemsByName.get(dep.name) ?? this.symbols.get(dep.name)?.items[0];
+        if (!target) {
+          if (!dep.weak) {
+            item.disabled = true;
+            log.warn('hard dependency on an unknown symbol: symbol disabled', { symbol: item.name, dependency: dep.name });
+          }
+          continue;
+        }
+        if (STAGES.indexOf(target.stage) > STAGES.indexOf(item.stage)) {
+          log.warn('dependency on a later stage ignored', { symbol: item.name, dependency: dep.name });
+          continue;
+        }
+        if (target === item) continue;
+        item.depIds.push(target.id);
+        if (!dep.weak) item.hardDepIds.push(target.id);
+      }
+      const insertedInfos = item.inserts.map((s) => this.symbols.get(s)!);
+      if (this.symbols.get(item.name)?.disabled || (insertedInfos.length > 0 && insertedInfos.every((s) => s.disabled))) {
+        item.disabled = true;
+      }
+      // Negative (good) symbols are `fine` in Rspamd: they still run after an early exit.
+      item.fine = item.flags.has('fine') || insertedInfos.some((s) => s.score < 0);
+    }
+    for (const stage of STAGES) this.stageOrder.set(stage, this.#orderStage(stage));
+    // Cascade static disabling through hard dependencies (orders are topological).
+    for (const stage of STAGES) {
+      for (const item of this.stageOrder.get(stage)!) {
+        if (!item.disabled && item.hardDepIds.some((id) => this.items[id]!.disabled)) item.disabled = true;
+      }
+    }
+    this.#sealed = true;
+  }
+
+  /** Topological order inside one stage, ties broken by priority then registration order. */
+  #orderStage(stage: Stage): ItemInfo[] {
+    const items = this.items.filter((i) => i.stage === stage);
+    // Rspamd: prefilters/connfilters/filters highest priority first; postfilters/idempotent lowest first.
+    const ascending = stage === 'postfilters' || stage === 'idempotent';
+    const cmp = (a: ItemInfo, b: ItemInfo): number =>
+      (ascending ? a.priority - b.priority : b.priority - a.priority) || a.id - b.id;
+    const inStage = new Set(items.map((i) => i.id));
+    const indegree = new Map<number, number>();
+    const dependents = new Map<number, ItemInfo[]>();
+    for (const i of items) {
+      const local = i.depIds.filter((d) => inStage.has(d));
+      indegree.set(i.id, local.length);
+      for (const d of local) {
+        const list = dependents.get(d) ?? [];
+        list.push(i);
+        dependents.set(d, list);
+      }
+    }
+    const ready = items.filter((i) => indegree.get(i.id) === 0);
+    const out: ItemInfo[] = [];
+    while (ready.length > 0) {
+      ready.sort(cmp);
+      const next = ready.shift()!;
+      out.push(next);
+      for (const dep of dependents.get(next.id) ?? []) {
+        const n = indegree.get(dep.id)! - 1;
+        indegree.set(dep.id, n);
+        if (n === 0) ready.push(dep);
+      }
+    }
+    if (out.length !== items.length) {
+      const cyclic = items.filter((i) => indegree.get(i.id)! > 0).map((i) => `${i.name} (${i.module})`);
+      throw new EngineError('ENGINE_DEPENDENCY_CYCLE', `dependency cycle in stage ${stage} between: ${cyclic.join(', ')}`);
+    }
+    return out;
+  }
+}
+
+/** Validate a module's config with its schema; defaults come from the schema. */
+export function validateModuleConfig(module: string, schema: ZodType<unknown> | undefined, raw: Record<string, unknown> | undefined): unknown {
+  if (!schema) return raw ?? {};
+  const parsed = schema.safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  const key = first && first.path.length > 0 ? first.path.map(String).join('.') : '(root)';
+  const all = parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('; ');
+  throw new EngineError('ENGINE_MODULE_CONFIG', `module ${module}: invalid config at key ${key}: ${all}`);
+}

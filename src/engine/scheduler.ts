@@ -1,0 +1,146 @@
+// Runs the symbols of one task stage by stage (engine.md §1.2, §2.3–§2.5): connfilter →
+// prefilters → filters → composites → postfilters → composites → idempotent, in dependency
+// order. Callbacks of a stage that return a promise run concurrently; a callback that returns
+// nothing costs no promise. The per-task deadline abandons whatever is still pending.
+//
+// Callbacks may return a promise without the `coro` flag: the scheduler awaits any thenable.
+// Network calls must go through the task's context wrappers (bound to `task.signal`) so the
+// deadline can cancel them; `coro` marks such symbols for the network APIs to come.
+//
+// `skip_process` changes nothing here: the message is parsed lazily on first use either way,
+// and Rspamd 3.4's reply for it is otherwise normal (fixture a17). Symbols inserted by
+// pre/postfilters should be declared in `inserts` so composites and settings see them.
+
+import type { Stage } from '../plugin-api/index.js';
+import { evaluateComposites } from './composites.js';
+import type { ItemInfo } from './registry.js';
+import type { ScanTask } from './task.js';
+
+export async function runScan(task: ScanTask): Promise<void> {
+  if (task.requestSkip) return;
+  const core = task.core;
+  if (!task.skipped) {
+    for (const s of task.settings.symbols) task.insertSingle(s.name, s.weight, s.options);
+  }
+  for (const stage of ['connfilter', 'prefilters', 'filters'] as const) {
+    if (task.skipped) break;
+    const p = runStage(task, stage);
+    if (p) await p;
+  }
+  if (!task.skipped && !task.empty && core.composites.length > 0) evaluateComposites(core.composites, false, task, core.registry);
+  if (!task.skipped) {
+    const p = runStage(task, 'postfilters');
+    if (p) await p;
+  }
+  if (!task.skipped && !task.empty && core.composites.length > 0) evaluateComposites(core.composites, true, task, core.registry);
+  task.finalVerdict = task.buildVerdict();
+  const p = runStage(task, 'idempotent');
+  if (p) await p;
+  task.stage = 'done';
+}
+
+function mayStart(task: ScanTask, item: ItemInfo, stage: Stage): boolean {
+  if (task.timedOut && stage !== 'idempotent' && stage !== 'postfilters') return false;
+  if (stage !== 'idempotent') {
+    if (task.skipped) return false;
+    const bypass = item.flags.has('ignore_passthrough');
+    if (task.passthrough && !bypass && !(stage === 'filters' && item.fine)) return false;
+    // Early exit for obvious spam (engine.md §2.5) unless Pass: all.
+    if (stage === 'filters' && !task.passAll && !bypass && !item.fine && task.scoring.score > task.spamLimit) return false;
+  }
+  if (task.empty && !item.flags.has('empty')) return false;
+  return true;
+}
+
+function runStage(task: ScanTask, stage: Stage): Promise<void> | undefined {
+  task.stage = stage;
+  const items = task.core.registry.stageOrder.get(stage);
+  if (!items || items.length === 0) return undefined;
+  const run = task.settings.run;
+  let waits: Array<Promise<void>> | null = null;
+  for (const item of items) {
+    if (run[item.id] === 0 || !mayStart(task, item, stage)) continue;
+    let depWait: Array<Promise<void>> | null = null;
+    if (task.pending !== null) {
+      for (const d of item.depIds) {
+        const p = task.pending.get(d);
+        if (p) (depWait ??= []).push(p);
+      }
+    }
+    let p: Promise<void> | undefined;
+    if (depWait) {
+      p = Promise.all(depWait).then(() => (task.timedOut || task.finished || !mayStart(task, item, stage) ? undefined : runItem(task, item)));
+      (task.pending ??= new Map()).set(item.id, p);
+    } else {
+      p = runItem(task, item);
+    }
+    if (p) (waits ??= []).push(p);
+  }
+  return waits ? waitWithDeadline(task, waits) : undefined;
+}
+
+function isThenable(v: unknown): v is Promise<void> {
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+}
+
+function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
+  const t0 = task.profiling ? performance.now() : 0;
+  let r: void | Promise<void>;
+  try {
+    r = item.check(task);
+  } catch (err) {
+    task.core.recordError(item, err);
+    if (task.profile) task.profile[item.name] = (performance.now() - t0) / 1000;
+    return undefined;
+  }
+  if (!isThenable(r)) {
+    if (task.profile) task.profile[item.name] = (performance.now() - t0) / 1000;
+    return undefined;
+  }
+  let p: Promise<void> = r.then(undefined, (err: unknown) => task.core.recordError(item, err));
+  if (item.timeout !== undefined) p = withItemTimeout(task, item, p);
+  const done = p.then(() => {
+    task.pending?.delete(item.id);
+    if (task.profile) task.profile[item.name] = (performance.now() - t0) / 1000;
+  });
+  (task.pending ??= new Map()).set(item.id, done);
+  return done;
+}
+
+/** An item's own time budget, capped by what is left of the task deadline. */
+function withItemTimeout(task: ScanTask, item: ItemInfo, p: Promise<void>): Promise<void> {
+  const ms = Math.min(item.timeout! * 1000, task.deadlineAt - performance.now());
+  if (ms <= 0) return p;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      task.log.warn('symbol exceeded its time budget: abandoned', { symbol: item.name, timeout: item.timeout });
+      resolve();
+    }, ms);
+  });
+  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
+}
+
+async function waitWithDeadline(task: ScanTask, waits: Array<Promise<void>>): Promise<void> {
+  const remaining = task.deadlineAt - performance.now();
+  if (task.timedOut || remaining <= 0) {
+    onDeadline(task);
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<boolean>((resolve) => {
+    timer = setTimeout(resolve, remaining, true);
+  });
+  const timedOut = await Promise.race([Promise.all(waits).then(() => false), expired]);
+  clearTimeout(timer);
+  if (timedOut) onDeadline(task);
+}
+
+function onDeadline(task: ScanTask): void {
+  if (task.timedOut) return;
+  task.timedOut = true;
+  const running = task.pending ? [...task.pending.keys()].map((id) => task.core.registry.items[id]!.name) : [];
+  task.pending = null;
+  task.abort('task deadline passed');
+  task.log.warn('task deadline passed: pending symbols abandoned', { stage: task.stage, pending: running });
+}

@@ -1,0 +1,321 @@
+// One message being scanned: the `Task` modules see. Facts (parsed message, Received chain,
+// envelope) are computed on first use and cached; results go into the task's Scoring;
+// milter instructions are merged per scan-protocol.md §10.2.
+
+import type {
+  EmailAddress,
+  Logger,
+  Message,
+  MilterHeaderEntry,
+  MilterReply,
+  PreResult,
+  ReceivedHop,
+  ScanMeta,
+  Stage,
+  SymbolResult,
+  Task,
+  Verdict,
+} from '../plugin-api/index.js';
+import { parseMessage, makeRawMessage } from '../message/parse-message.js';
+import { parseReceived } from '../message/parse-received.js';
+import { parseEnvelopeAddress } from '../message/addresses.js';
+import { actionUsable, applyActionOverrides, normaliseActionName, requiredScore, selectAction } from './actions.js';
+import type { ActionEntry, Selection } from './actions.js';
+import { DEFAULT_PRE_RESULT_PRIORITY } from './actions.js';
+import type { EngineCore } from './core.js';
+import { Scoring } from './scoring.js';
+import { symbolAllowed } from './settings.js';
+import type { CompiledSettings } from './settings.js';
+import { renderSubject, DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
+
+type AddHeaderValue = string | MilterHeaderEntry;
+
+export class ScanTask implements Task {
+  readonly meta: ScanMeta;
+  readonly raw: Buffer;
+  readonly log: Logger;
+  readonly cache = new Map<string, unknown>();
+  readonly scoring: Scoring;
+  readonly settings: CompiledSettings;
+  readonly actions: readonly ActionEntry[];
+  readonly requiredScore: number;
+  /**
+   * Filters stop early above this score (engine.md §2.5). It is the configured highest spam
+   * threshold, not the per-request one: Rspamd 3.4 kept running rules past a lowered
+   * threshold in every settings capture (fixtures a32, a40, a44).
+   */
+  readonly spamLimit: number;
+  readonly flagSet: Set<string>;
+  readonly core: EngineCore;
+  readonly empty: boolean;
+  /** `skip` came with the request: nothing runs, nothing is parsed. */
+  readonly requestSkip: boolean;
+  readonly passAll: boolean;
+  readonly profiling: boolean;
+  readonly startedAt: number;
+  readonly deadlineAt: number;
+  stage: Stage | 'done' = 'connfilter';
+  preResults: PreResult[] = [];
+  /** A non-least pre-result exists: remaining symbols skip unless ignore_passthrough. */
+  passthrough = false;
+  timedOut = false;
+  finished = false;
+  milter: MilterReply | undefined;
+  messages: Record<string, string> = {};
+  rewritten: Buffer | undefined;
+  profile: Record<string, number> | undefined;
+  /** Item id → promise of an item still running. */
+  pending: Map<number, Promise<void>> | null = null;
+  finalVerdict: Verdict | undefined;
+  #message: Message | undefined;
+  #received: ReceivedHop[] | undefined;
+  #envelopeFrom: EmailAddress | null | undefined;
+  #envelopeRcpt: EmailAddress[] | undefined;
+  #abort: AbortController | undefined;
+
+  constructor(core: EngineCore, raw: Buffer, meta: ScanMeta, settings: CompiledSettings) {
+    this.core = core;
+    this.raw = raw;
+    this.meta = meta;
+    this.log = core.log;
+    this.settings = settings;
+    this.scoring = new Scoring(core.groupLimits);
+    this.startedAt = performance.now();
+    this.deadlineAt = this.startedAt + core.taskTimeoutMs;
+    this.flagSet = new Set<string>(meta.flags);
+    for (const f of settings.flags) this.flagSet.add(f);
+    if (meta.brokenEnvelope) this.flagSet.add('broken_headers');
+    if (settings.whitelist) this.flagSet.add('skip');
+    this.requestSkip = meta.flags.has('skip');
+    this.empty = raw.length === 0;
+    this.passAll = meta.pass === 'all' || this.flagSet.has('pass_all');
+    this.profiling = this.flagSet.has('profile');
+    if (this.profiling) this.profile = {};
+    if (settings.actions.length > 0) {
+      this.actions = applyActionOverrides(core.baseActions, settings.actions, core.milterAttrs);
+      this.requiredScore = requiredScore(this.actions);
+    } else {
+      this.actions = core.baseActions;
+      this.requiredScore = core.baseRequiredScore;
+    }
+    this.spamLimit = core.baseSpamLimit;
+    if (settings.messages) Object.assign(this.messages, settings.messages);
+    if (settings.addHeaders || settings.removeHeaders) {
+      const patch: MilterReply = {};
+      if (settings.addHeaders) patch.add_headers = settings.addHeaders;
+      if (settings.removeHeaders) patch.remove_headers = settings.removeHeaders;
+      this.setMilter(patch);
+    }
+  }
+
+  get message(): Message {
+    if (!this.#message) {
+      this.#message = this.meta.raw ? makeRawMessage(this.raw, this.meta.contentType, this.meta.filename) : parseMessage(this.raw);
+    }
+    return this.#message;
+  }
+
+  /** Whether the message was parsed (the reply carries a message-id only then). */
+  get parsed(): boolean {
+    return this.#message !== undefined;
+  }
+
+  get received(): readonly ReceivedHop[] {
+    if (!this.#received) this.#received = this.message.headers.get('received').map((h) => parseReceived(h.value));
+    return this.#received;
+  }
+
+  get envelopeFrom(): EmailAddress | undefined {
+    if (this.#envelopeFrom === undefined) {
+      this.#envelopeFrom = this.meta.from === undefined ? null : parseEnvelopeAddress(this.meta.from) ?? null;
+    }
+    return this.#envelopeFrom ?? undefined;
+  }
+
+  get envelopeRcpt(): readonly EmailAddress[] {
+    if (!this.#envelopeRcpt) {
+      this.#envelopeRcpt = [];
+      for (const r of this.meta.rcpt) {
+        const a = parseEnvelopeAddress(r);
+        if (a) this.#envelopeRcpt.push(a);
+      }
+    }
+    return this.#envelopeRcpt;
+  }
+
+  get flags(): ReadonlySet<string> {
+    return this.flagSet;
+  }
+
+  get signal(): AbortSignal {
+    this.#abort ??= new AbortController();
+    return this.#abort.signal;
+  }
+
+  /** Abort network work of this task (deadline passed or the task ended). */
+  abort(reason: string): void {
+    this.#abort?.abort(new Error(reason));
+  }
+
+  get skipped(): boolean {
+    return this.flagSet.has('skip');
+  }
+
+  get foldNewline(): '\r\n' | '\n' {
+    if (this.flagSet.has('milter')) return '\n';
+    return this.newline;
+  }
+
+  /** Newline style of the message's header block, without forcing a full parse. */
+  get newline(): '\r\n' | '\n' {
+    if (this.#message) return this.#message.newline;
+    const lf = this.raw.indexOf(10);
+    return lf > 0 && this.raw[lf - 1] === 13 ? '\r\n' : lf < 0 ? '\r\n' : '\n';
+  }
+
+  symbolAllowed(name: string): boolean {
+    const info = this.core.registry.symbols.get(name);
+    if (info?.disabled) return false;
+    return symbolAllowed(this.settings, name);
+  }
+
+  insert(symbol: string, weight = 1, options?: string | string[]): void {
+    if (this.finished) return;
+    if (this.stage === 'idempotent' && !this.skipped) {
+      this.log.error('symbol insertion refused in the idempotent stage', { symbol });
+      return;
+    }
+    if (!this.symbolAllowed(symbol)) return;
+    const opts = options === undefined ? undefined : typeof options === 'string' ? [options] : options;
+    this.scoring.insert(symbol, this.core.registry.symbols.get(symbol), weight, opts, this.settings.scores?.get(symbol), false);
+  }
+
+  /** Composites and settings insertions (single, bypassing the settings check for settings symbols). */
+  insertSingle(symbol: string, weight: number, options?: string[]): void {
+    this.scoring.insert(symbol, this.core.registry.symbols.get(symbol), weight, options, this.settings.scores?.get(symbol), true);
+  }
+
+  insertComposite(name: string): void {
+    this.insertSingle(name, 1);
+  }
+
+  hasSymbol(name: string): boolean {
+    const s = this.scoring.symbols.get(name);
+    return s !== undefined && !s.ignored;
+  }
+
+  getSymbol(name: string): SymbolResult | undefined {
+    const s = this.scoring.symbols.get(name);
+    if (!s || s.ignored) return undefined;
+    return toSymbolResult(s);
+  }
+
+  setFlag(flag: string): void {
+    this.flagSet.add(flag);
+  }
+
+  setPreResult(pre: PreResult): void {
+    if (this.requestSkip || this.finished) return;
+    const action = normaliseActionName(pre.action);
+    if (!actionUsable(this.actions, action)) {
+      this.log.warn('pre-result refused: action disabled for this task', { action, module: pre.module });
+      return;
+    }
+    const entry: PreResult = { ...pre, action };
+    // Stable sort by priority, highest first: insert after every pre-result of >= priority.
+    const prio = entry.priority ?? DEFAULT_PRE_RESULT_PRIORITY;
+    let at = this.preResults.length;
+    while (at > 0 && (this.preResults[at - 1]!.priority ?? DEFAULT_PRE_RESULT_PRIORITY) < prio) at--;
+    this.preResults.splice(at, 0, entry);
+    if (!entry.least) this.passthrough = true;
+  }
+
+  addMilterHeader(name: string, value: string, order?: number): void {
+    this.setMilter({ add_headers: { [name]: { value, order: order ?? -1 } } });
+  }
+
+  removeMilterHeader(name: string, order = 0): void {
+    this.setMilter({ remove_headers: { [name]: order } });
+  }
+
+  setMilter(patch: MilterReply): void {
+    const m = (this.milter ??= {});
+    for (const [key, val] of Object.entries(patch) as Array<[keyof MilterReply, unknown]>) {
+      if (val === undefined) continue;
+      if (key === 'add_headers') {
+        const target = (m.add_headers ??= {});
+        for (const [name, v] of Object.entries(val as NonNullable<MilterReply['add_headers']>)) {
+          const prev = target[name];
+          const added: AddHeaderValue[] = Array.isArray(v) ? v : [v];
+          if (prev === undefined) target[name] = Array.isArray(v) ? [...v] : v;
+          else target[name] = [...(Array.isArray(prev) ? prev : [prev]), ...added];
+        }
+      } else if (key === 'remove_headers') {
+        m.remove_headers = { ...(m.remove_headers ?? {}), ...(val as NonNullable<MilterReply['remove_headers']>) };
+      } else {
+        (m as Record<string, unknown>)[key] = val;
+      }
+    }
+  }
+
+  addMessage(category: string, text: string): void {
+    this.messages[category] = text;
+  }
+
+  rewriteMessage(message: Buffer): void {
+    this.rewritten = message;
+    this.flagSet.add('message_rewrite');
+  }
+
+  /** Action selection on the current score and pre-results. */
+  select(): Selection {
+    return selectAction(this.actions, this.scoring.score, this.preResults);
+  }
+
+  verdict(): Verdict {
+    if (this.finalVerdict) return this.finalVerdict;
+    return this.buildVerdict();
+  }
+
+  buildVerdict(): Verdict {
+    const sel = this.skipped && !this.passthrough ? { action: 'no action', score: 0 } : this.select();
+    const v: Verdict = {
+      score: sel.score,
+      requiredScore: this.requiredScore,
+      action: sel.action,
+      symbols: this.symbolResults(),
+    };
+    const pre = 'passthrough' in sel ? sel.passthrough : undefined;
+    if (pre) v.preResult = pre;
+    if (sel.action === 'rewrite subject') v.subject = this.rewrittenSubject(sel.score);
+    return v;
+  }
+
+  rewrittenSubject(score: number): string {
+    const template = this.settings.subject ?? (this.core.subjectTemplate || DEFAULT_SUBJECT_TEMPLATE);
+    // Raw input has no Subject header; Rspamd does not read the `Subject` request header either.
+    const subject = this.meta.raw || this.empty ? '' : this.message.subject ?? '';
+    return renderSubject(template, subject, score);
+  }
+
+  symbolResults(): SymbolResult[] {
+    const out: SymbolResult[] = [];
+    for (const s of this.scoring.symbols.values()) if (!s.ignored) out.push(toSymbolResult(s));
+    return out;
+  }
+
+  pluginSettings(name: string): Record<string, unknown> | undefined {
+    return this.settings.plugins?.[name];
+  }
+
+  getRequestHeader(name: string): string | undefined {
+    return this.meta.requestHeaders.get(name.toLowerCase())?.[0];
+  }
+}
+
+function toSymbolResult(s: { name: string; score: number; metricScore: number; options?: string[]; description?: string; groups: string[] }): SymbolResult {
+  const r: SymbolResult = { name: s.name, score: s.score, metricScore: s.metricScore, groups: s.groups };
+  if (s.options) r.options = [...s.options];
+  if (s.description !== undefined) r.description = s.description;
+  return r;
+}
