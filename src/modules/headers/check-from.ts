@@ -1,0 +1,116 @@
+// From, envelope-from and Reply-To checks (Rspamd CHECK_FROM, CHECK_REPLYTO, MULTIPLE_FROM, …).
+import type { Task } from '../../plugin-api/index.js';
+import { eqCaseless, hasEightBit, mimeRecipients } from './util.js';
+
+const TITLE_MR = /^(mrs?)[.\s]/;
+const TITLE_DR = /^(dr)[.\s]/;
+/** An address glued to the text before it, e.g. `"Name"<a@b>` (regexp R_NO_SPACE_IN_FROM). */
+const NO_SPACE_IN_FROM = /\S<[-\w.]+@[-\w.]+>/;
+const SPAM_FLAG_VALUE = /^(?:yes|true)/i;
+
+export function checkMissingFrom(task: Task): void {
+  const from = task.message.headers.first('from');
+  if (!from || from.value === '') task.insert('MISSING_FROM');
+}
+
+export function checkFrom(task: Task): void {
+  const env = task.envelopeFrom;
+  const from = task.message.from[0];
+  if (env && env.invalid) task.insert('ENVFROM_INVALID');
+  if (from) {
+    if (from.invalid) task.insert('FROM_INVALID');
+    const name = from.name;
+    if (!name) {
+      task.insert('FROM_NO_DN');
+    } else if (eqCaseless(name, from.address)) {
+      task.insert('FROM_DN_EQ_ADDR');
+    } else {
+      task.insert('FROM_HAS_DN');
+      const n = name.toLowerCase();
+      const mr = TITLE_MR.exec(n);
+      if (mr) task.insert('FROM_NAME_HAS_TITLE', 1, mr[1]);
+      const dr = TITLE_DR.exec(n);
+      if (dr) task.insert('FROM_NAME_HAS_TITLE', 1, dr[1]);
+      if (/\s\s/.test(n)) task.insert('FROM_NAME_EXCESS_SPACE');
+    }
+    if (env) {
+      if (eqCaseless(env.address, from.address)) task.insert('FROM_EQ_ENVFROM');
+      else if (env.address !== '') task.insert('FROM_NEQ_ENVFROM', 1, [from.address, env.address]);
+    }
+  }
+  const to = mimeRecipients(task);
+  if (!from || to.length !== 1) return;
+  const first = to[0]!;
+  if (eqCaseless(first.address, from.address)) task.insert('TO_EQ_FROM');
+  else if (first.domain && from.domain && eqCaseless(first.domain, from.domain)) task.insert('TO_DOM_EQ_FROM_DOM');
+}
+
+export function checkMultipleFrom(task: Task): void {
+  const from = task.message.from;
+  if (from.length > 1) task.insert('MULTIPLE_FROM', 1, from.map((a) => a.address));
+}
+
+export function checkFrom8bit(task: Task): void {
+  const from = task.message.from[0];
+  if (from && hasEightBit(from)) task.insert('INVALID_FROM_8BIT');
+}
+
+export function checkNoSpaceInFrom(task: Task): void {
+  for (const hdr of task.message.headers.get('from')) {
+    if (NO_SPACE_IN_FROM.test(hdr.raw)) {
+      task.insert('R_NO_SPACE_IN_FROM');
+      return;
+    }
+  }
+}
+
+export function checkReplyTo(task: Task): void {
+  const m = task.message;
+  const rtHeader = m.headers.first('reply-to');
+  if (!rtHeader) return;
+  const rt = m.replyTo[0];
+  if (!rt || rt.address === '' || rt.invalid) {
+    task.insert('REPLYTO_UNPARSEABLE');
+    return;
+  }
+  task.insert('HAS_REPLYTO', 1, rt.address);
+  const title = task.getSymbol('FROM_NAME_HAS_TITLE')?.options?.[0];
+  if (title && rt.address.toLowerCase().startsWith(title)) task.insert('REPLYTO_EMAIL_HAS_TITLE');
+
+  const from = m.from[0];
+  if (!from) return;
+  const fromHeader = m.headers.first('from');
+  if (fromHeader && fromHeader.value === rtHeader.value) {
+    task.insert('REPLYTO_EQ_FROM');
+    return;
+  }
+  if (eqCaseless(from.address, rt.address)) {
+    task.insert('REPLYTO_ADDR_EQ_FROM');
+  } else if (from.domain && rt.domain) {
+    if (eqCaseless(from.domain, rt.domain)) {
+      task.insert('REPLYTO_DOM_EQ_FROM_DOM');
+    } else {
+      const to = mimeRecipients(task)[0];
+      if (to && eqCaseless(to.address, rt.address)) {
+        // Mailing lists and automatic mail legitimately reply to the recipient.
+        const h = m.headers;
+        if (!(h.has('list-unsubscribe') || h.has('x-to-get-off-this-list') || h.has('x-list') || h.has('auto-submitted'))) {
+          task.insert('REPLYTO_EQ_TO_ADDR');
+        }
+      } else {
+        task.insert('REPLYTO_DOM_NEQ_FROM_DOM');
+      }
+    }
+  }
+  if (from.name && rt.name && eqCaseless(from.name, rt.name)) task.insert('REPLYTO_DN_EQ_FROM_DN');
+}
+
+export function checkSpamFlag(task: Task): void {
+  const h = task.message.headers;
+  for (const name of ['x-spam-flag', 'x-spam', 'x-spam-status']) {
+    if (h.get(name).some((x) => SPAM_FLAG_VALUE.test(x.value))) {
+      task.insert('SPAM_FLAG');
+      return;
+    }
+  }
+}

@@ -1,0 +1,90 @@
+// MIME structure checks: multipart/alternative completeness, HTML-only mail, broken content
+// types and parser anomalies, bogus multipart/mixed, binary parts not marked as attachments.
+import type { MimeAnomaly, Task } from '../../plugin-api/index.js';
+
+export function checkAlternative(task: Task): void {
+  let alt = false;
+  let plain = false;
+  let html = false;
+  for (const p of task.message.parts) {
+    const ct = p.contentType.type;
+    if (ct === 'multipart/alternative') alt = true;
+    else if (ct === 'text/plain') plain = true;
+    else if (ct === 'text/html') html = true;
+  }
+  if (!alt) return;
+  if (!plain) task.insert('MIME_MA_MISSING_TEXT');
+  if (!html) task.insert('MIME_MA_MISSING_HTML');
+}
+
+export function checkHtmlOnly(task: Task): void {
+  // Rspamd's has_only_html_part(): a single text part, and it is HTML.
+  const tps = task.message.textParts;
+  if (tps.length === 1 && tps[0]!.kind === 'html') task.insert('MIME_HTML_ONLY');
+}
+
+/** Anomalies that make a part's Content-Type unusable (Rspamd marks such parts broken). */
+const BROKEN_TYPE: ReadonlySet<MimeAnomaly> = new Set(['invalid_content_type', 'missing_boundary', 'boundary_not_found']);
+const BAD_ENCODING: ReadonlySet<MimeAnomaly> = new Set(['bad_base64', 'bad_qp', 'bad_transfer_encoding']);
+const LIMITS: ReadonlySet<MimeAnomaly> = new Set(['too_deep', 'too_many_parts', 'header_too_long', 'too_many_headers', 'too_many_urls']);
+
+export function checkAnomalies(task: Task): void {
+  const found = task.message.anomalies;
+  if (found.size === 0 && !task.message.parts.some((p) => p.contentType.invalid)) return;
+  const pick = (set: ReadonlySet<MimeAnomaly>): string[] => [...found].filter((a) => set.has(a));
+  const broken = pick(BROKEN_TYPE);
+  if (broken.length || task.message.parts.some((p) => p.contentType.invalid)) {
+    task.insert('BROKEN_CONTENT_TYPE', 1, broken.length ? broken : ['invalid_content_type']);
+  }
+  const enc = pick(BAD_ENCODING);
+  if (enc.length) task.insert('MIME_BAD_ENCODING', 1, enc);
+  const lim = pick(LIMITS);
+  if (lim.length) task.insert('MIME_LIMITS_EXCEEDED', 1, lim);
+}
+
+export function checkMixedBogus(task: Task): void {
+  const root = task.message.root;
+  if (!task.message.headers.has('content-type') || root.contentType.type !== 'multipart/mixed') return;
+  let textParts = 0;
+  for (const p of task.message.parts) {
+    const major = p.contentType.type.split('/')[0];
+    if (major === 'text' && !p.isAttachment) {
+      if (++textParts > 2) return;
+    } else if (major !== 'multipart') {
+      return;
+    }
+  }
+  task.insert('CTYPE_MIXED_BOGUS');
+}
+
+export function checkMissingDisposition(task: Task): void {
+  const parts = task.message.parts;
+  for (const p of parts) {
+    if (p.contentType.type !== 'application/octet-stream') continue;
+    const cd = p.headers.first('content-disposition')?.value;
+    if (cd !== undefined && /^attachment/i.test(cd)) continue;
+    if (p.headers.has('content-id')) return;
+    if (parts.length > 1 && cd !== undefined && /filename=.+\.asc/.test(cd)) return;
+    if (p.parent?.contentType.type === 'multipart/encrypted') return;
+    task.insert('CTYPE_MISSING_DISPOSITION');
+    return;
+  }
+}
+
+/** Letters of scripts that phishers mix with Latin to make look-alike words. */
+const LATIN = /\p{Script=Latin}/u;
+const CONFUSABLE_SCRIPT = /[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}]/u;
+/** Text inspected per part: bounds the cost on huge bodies. */
+const MIXED_CHARSET_SCAN_CHARS = 65536;
+
+export function checkMixedCharset(task: Task): void {
+  for (const tp of task.message.textParts) {
+    const text = tp.text.length > MIXED_CHARSET_SCAN_CHARS ? tp.text.slice(0, MIXED_CHARSET_SCAN_CHARS) : tp.text;
+    for (const word of text.match(/\p{L}{2,}/gu) ?? []) {
+      if (LATIN.test(word) && CONFUSABLE_SCRIPT.test(word)) {
+        task.insert('R_MIXED_CHARSET', 1, word);
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { defineModule } from '../../plugin-api/index.js';
+import { MimeConfig } from './config.js';
+import { MIME_SYMBOLS } from './symbols.js';
+import { makeTypesCheck } from './check-types.js';
+import {
+  checkAlternative,
+  checkAnomalies,
+  checkHtmlOnly,
+  checkMissingDisposition,
+  checkMixedBogus,
+  checkMixedCharset,
+} from './check-structure.js';
+
+/** MIME structure and attachment checks (plugins.md §d.5). */
+export const mimeModule = defineModule<MimeConfig>({
+  name: 'mime',
+  config: MimeConfig,
+  symbols: MIME_SYMBOLS,
+  setup(ctx) {
+    ctx.symbol({
+      name: 'MIME_TYPES_CALLBACK',
+      stage: 'filters',
+      inserts: [
+        'MIME_GOOD',
+        'MIME_BAD',
+        'MIME_UNKNOWN',
+        'MIME_BAD_ATTACHMENT',
+        'MIME_ARCHIVE_IN_ARCHIVE',
+        'MIME_DOUBLE_BAD_EXTENSION',
+        'MIME_BAD_EXTENSION',
+        'MIME_BAD_UNICODE',
+        'MIME_TRACE',
+      ],
+      flags: ['nostat'],
+      check: makeTypesCheck(ctx.config),
+    });
+    ctx.symbol({ name: 'CHECK_MIME', stage: 'filters', inserts: ['MIME_MA_MISSING_TEXT', 'MIME_MA_MISSING_HTML'], check: checkAlternative });
+    ctx.symbol({ name: 'MIME_HTML_ONLY', stage: 'filters', inserts: ['MIME_HTML_ONLY'], check: checkHtmlOnly });
+    ctx.symbol({
+      name: 'CHECK_MIME_ANOMALIES',
+      stage: 'filters',
+      inserts: ['BROKEN_CONTENT_TYPE', 'MIME_BAD_ENCODING', 'MIME_LIMITS_EXCEEDED'],
+      check: checkAnomalies,
+    });
+    ctx.symbol({ name: 'CTYPE_MIXED_BOGUS', stage: 'filters', inserts: ['CTYPE_MIXED_BOGUS'], check: checkMixedBogus });
+    ctx.symbol({
+      name: 'CTYPE_MISSING_DISPOSITION',
+      stage: 'filters',
+      inserts: ['CTYPE_MISSING_DISPOSITION'],
+      check: checkMissingDisposition,
+    });
+    ctx.symbol({ name: 'R_MIXED_CHARSET', stage: 'filters', inserts: ['R_MIXED_CHARSET'], check: checkMixedCharset });
+  },
+});

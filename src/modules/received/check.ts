@@ -1,0 +1,109 @@
+// Received-chain checks (Rspamd CHECK_RECEIVED, CHECK_RCVD, RCVD_HELO_USER, once_received,
+// PREVIOUSLY_DELIVERED). Hops come from task.received, top-most first.
+import type { ReceivedHop, Task } from '../../plugin-api/index.js';
+import { isLocalAddress } from '../shared/local-address.js';
+import type { ReceivedConfig } from './config.js';
+
+const RCVD_BUCKETS = [
+  [1, 'ONE'],
+  [2, 'TWO'],
+  [3, 'THREE'],
+  [5, 'FIVE'],
+  [7, 'SEVEN'],
+  [12, 'TWELVE'],
+] as const;
+
+/**
+ * The chain as Rspamd 3.4 counts it: when the client IP is known and differs from the top hop's
+ * sender, an artificial hop for the connection is put in front (and, in 3.4, counted).
+ */
+export function effectiveHops(task: Task): readonly ReceivedHop[] {
+  const hops = task.received;
+  const ip = task.meta.ip;
+  if (!ip || hops.length === 0 || hops[0]!.fromIp === ip) return hops;
+  const artificial: ReceivedHop = { raw: '', fromIp: ip, tls: false, authenticated: false, unparsed: false };
+  return [artificial, ...hops];
+}
+
+export function checkCount(task: Task): void {
+  const n = effectiveHops(task).length;
+  let label = 'ZERO';
+  for (const [min, name] of RCVD_BUCKETS) if (n >= min) label = name;
+  task.insert(`RCVD_COUNT_${label}`, 1, String(n));
+}
+
+export function checkTls(task: Task): void {
+  // A `mime` rule in Rspamd: raw input has no Received headers to judge.
+  if (task.meta.raw) return;
+  const hops = effectiveHops(task);
+  if (hops.length === 0) return;
+  // Rmilter-style artificial hops are "by localhost"; they say nothing about transport.
+  const real = hops.filter((h) => h.by?.toLowerCase() !== 'localhost');
+  if (real.every((h) => h.tls)) {
+    task.insert('RCVD_TLS_ALL');
+  } else {
+    const last = hops[0]!.by?.toLowerCase() === 'localhost' ? hops[1] : hops[0];
+    task.insert(last?.tls ? 'RCVD_TLS_LAST' : 'RCVD_NO_TLS_LAST');
+  }
+  if (hops.some((h) => h.authenticated)) task.insert('RCVD_VIA_SMTP_AUTH');
+}
+
+const HELO_USER_FROM = /^\s*from\s+user\s/;
+const HELO_USER_PARAM = /helo[\s=]user[\s)]/;
+
+export function checkHeloUser(task: Task): void {
+  if (task.meta.raw) return;
+  if (task.meta.helo && /^user$/i.test(task.meta.helo)) {
+    task.insert('RCVD_HELO_USER');
+    return;
+  }
+  for (const h of task.message.headers.get('received')) {
+    const r = h.value.toLowerCase();
+    if (HELO_USER_FROM.test(r) || HELO_USER_PARAM.test(r)) {
+      task.insert('RCVD_HELO_USER');
+      return;
+    }
+  }
+}
+
+export function makeOnceReceivedCheck(config: ReceivedConfig): (task: Task) => void {
+  return (task) => {
+    // Without a client address Rspamd 3.4 never reports a single hop (nothing to compare with).
+    if (!task.meta.ip) return;
+    if (!config.check_authed && task.meta.user) return;
+    if (!config.check_local && isLocalAddress(task.meta.ip)) return;
+    const hops = task.received;
+    if (hops.length > 1) return;
+    const hostname = task.meta.hostname;
+    if (!hostname) {
+      task.insert('ONCE_RECEIVED');
+      // A message straight from a mail program to our MX: no relay wrote a Received header.
+      const h = task.message.headers;
+      const ua = h.first('user-agent')?.value ?? h.first('x-mailer')?.value;
+      if (ua !== undefined) task.insert('DIRECT_TO_MX', 1, ua);
+      return;
+    }
+    const hop = hops[0];
+    if (!hop) return;
+    const hopHost = hop.fromHostname?.toLowerCase();
+    if (hopHost && config.good_host.some((g) => hopHost.includes(g))) return;
+    task.insert('ONCE_RECEIVED');
+    const hn = hostname.toLowerCase();
+    const bad = config.bad_host.find((b) => hn.includes(b));
+    if (bad !== undefined) task.insert('ONCE_RECEIVED_STRICT', 1, bad);
+  };
+}
+
+const FOR_ADDR = /\sfor\s<(.*?)>/;
+
+export function checkPreviouslyDelivered(task: Task): void {
+  const m = task.message;
+  const to = m.cc.length ? [...m.to, ...m.cc] : m.to;
+  if (to.length === 0) return;
+  for (const h of m.headers.get('received')) {
+    const addr = FOR_ADDR.exec(h.value.toLowerCase())?.[1];
+    if (addr === undefined) continue;
+    if (to.some((a) => a.address.toLowerCase() === addr)) task.insert('PREVIOUSLY_DELIVERED', 1, addr);
+    return;
+  }
+}
