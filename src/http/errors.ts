@@ -1,0 +1,71 @@
+// Coded errors of the transport and protocol layers, and the one table that turns a code
+// into an HTTP status and an error domain. Code strings are stable: clients and logs match
+// on them, so a code never changes meaning (retire it instead).
+
+export type ErrorDomain = 'protocol-error' | 'task-error' | 'transport-error';
+
+/** Base of every coded error thrown below the workers. Carries no status: the table decides. */
+export class MailsiftError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'MailsiftError';
+  }
+}
+
+interface ErrorEntry {
+  status: number;
+  domain: ErrorDomain;
+}
+
+/** code → status/domain. Anything not listed is a bug: 500, and the caller logs it. */
+export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
+  // Transport: framing, limits, time-outs.
+  ERR_BAD_REQUEST: { status: 400, domain: 'transport-error' },
+  ERR_BAD_REQUEST_LINE: { status: 400, domain: 'transport-error' },
+  ERR_BAD_HEADER: { status: 400, domain: 'transport-error' },
+  ERR_BAD_CHUNK: { status: 400, domain: 'transport-error' },
+  ERR_TRUNCATED_BODY: { status: 400, domain: 'transport-error' },
+  ERR_HEADERS_TOO_LARGE: { status: 431, domain: 'transport-error' },
+  ERR_BODY_TOO_LARGE: { status: 413, domain: 'transport-error' },
+  ERR_REQUEST_TIMEOUT: { status: 408, domain: 'transport-error' },
+  ERR_UNSUPPORTED_VERSION: { status: 505, domain: 'transport-error' },
+  ERR_LEGACY_COMMAND: { status: 400, domain: 'transport-error' },
+  // Routing.
+  ERR_UNKNOWN_COMMAND: { status: 404, domain: 'protocol-error' },
+  // Compression.
+  ERR_COMPRESSION_METHOD: { status: 400, domain: 'task-error' },
+  ERR_DECOMPRESSION: { status: 400, domain: 'task-error' },
+  ERR_DICTIONARY_NON_NUMERIC: { status: 400, domain: 'task-error' },
+  ERR_DICTIONARY_UNDEFINED: { status: 400, domain: 'task-error' },
+  ERR_DICTIONARY_MISMATCH: { status: 400, domain: 'task-error' },
+  // /checkv3.
+  ERR_V3_NO_CONTENT_TYPE: { status: 400, domain: 'protocol-error' },
+  ERR_V3_NO_BOUNDARY: { status: 400, domain: 'protocol-error' },
+  ERR_V3_BAD_MULTIPART: { status: 400, domain: 'protocol-error' },
+  ERR_V3_TOO_MANY_PARTS: { status: 400, domain: 'protocol-error' },
+  ERR_V3_BAD_METADATA: { status: 400, domain: 'protocol-error' },
+  ERR_V3_NO_MESSAGE: { status: 400, domain: 'protocol-error' },
+  ERR_V3_DECOMPRESSION: { status: 400, domain: 'protocol-error' },
+  // Scanning.
+  ERR_SCAN_FAILED: { status: 500, domain: 'task-error' },
+};
+
+export interface ErrorReplyShape {
+  status: number;
+  message: string;
+  domain: ErrorDomain;
+  /** false when the error is not a coded one: a bug to log. */
+  known: boolean;
+}
+
+/** Match on `code`, not instanceof: a plugin may bring its own copy of this module. */
+export function classifyError(err: unknown): ErrorReplyShape {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  const entry = typeof code === 'string' ? ERROR_TABLE[code] : undefined;
+  if (entry) {
+    return { status: entry.status, message: (err as Error).message, domain: entry.domain, known: true };
+  }
+  return { status: 500, message: 'internal error', domain: 'task-error', known: false };
+}

@@ -1,0 +1,133 @@
+// Parsing a complete request head (request line + header lines) into a ParsedRequest shell:
+// HTTP/1.x request lines in origin- or absolute-form with query parameters turned into
+// headers (scan-protocol.md §1.5), and the legacy spamc/RSPAMC text request lines (§7).
+
+import { MailsiftError } from './errors.js';
+import type { ParsedRequest } from './request-parser.js';
+import { RequestHeaders } from './types.js';
+
+const EMPTY = Buffer.alloc(0);
+
+export function skipLeadingWs(s: string): string {
+  let i = 0;
+  while (i < s.length && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
+  return i === 0 ? s : s.slice(i);
+}
+
+/** tchar of RFC 9110 §5.6.2; methods and header names must consist of these. */
+function isToken(s: string): boolean {
+  if (s.length === 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const ok =
+      (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) ||
+      c === 0x21 || (c >= 0x23 && c <= 0x27) || c === 0x2a || c === 0x2b || c === 0x2d || c === 0x2e ||
+      c === 0x5e || c === 0x5f || c === 0x60 || c === 0x7c || c === 0x7e;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/**
+ * Methods accepted (any of them may carry a body; the router ignores the method for scans).
+ * An unknown method means the peer is not speaking HTTP to us, as in Rspamd's parser.
+ */
+const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'HEAD', 'DELETE', 'OPTIONS', 'PATCH']);
+
+export function parseHeadText(head: string): ParsedRequest {
+  const lines = head.split('\n');
+  let reqLine = lines[0]!;
+  if (reqLine.endsWith('\r')) reqLine = reqLine.slice(0, -1);
+  const sp1 = reqLine.indexOf(' ');
+  const sp2 = reqLine.lastIndexOf(' ');
+  if (sp1 > 0 && sp2 === sp1) return parseLegacyHead(reqLine.slice(0, sp1), reqLine.slice(sp1 + 1), lines);
+  if (sp1 <= 0) throw new MailsiftError('ERR_BAD_REQUEST_LINE', 'Malformed request line');
+  const method = reqLine.slice(0, sp1);
+  const target = reqLine.slice(sp1 + 1, sp2).trim();
+  const version = reqLine.slice(sp2 + 1);
+  if (!KNOWN_METHODS.has(method)) throw new MailsiftError('ERR_BAD_REQUEST_LINE', 'Unknown HTTP method');
+  if (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') {
+    if (version.startsWith('HTTP/')) throw new MailsiftError('ERR_UNSUPPORTED_VERSION', 'HTTP version not supported');
+    throw new MailsiftError('ERR_BAD_REQUEST_LINE', 'Malformed request line');
+  }
+  const headers = parseHeaderLines(lines);
+  const { path, query } = parseTarget(target);
+  for (const [k, v] of query) headers.set(k, v);
+  const conn = (headers.last('connection') ?? '').toLowerCase();
+  const keepAlive = version === 'HTTP/1.1' ? !conn.includes('close') : conn.includes('keep-alive');
+  return { method, path, query, headers, version, body: EMPTY, closeDelimited: false, keepAlive };
+}
+
+/**
+ * `SYMBOLS SPAMC/1.2`, `CHECK RSPAMC/1.3`: only these two verbs exist in Rspamd; the token's
+ * first letter picks the dialect. Framed by Content-length; never kept alive (Exim reads
+ * until the server closes).
+ */
+function parseLegacyHead(verb: string, token: string, lines: string[]): ParsedRequest {
+  const dialect = token[0] === 'S' ? 'spamc' : token[0] === 'R' ? 'rspamc' : undefined;
+  if (!dialect) throw new MailsiftError('ERR_BAD_REQUEST_LINE', 'Malformed request line');
+  if (verb !== 'SYMBOLS' && verb !== 'CHECK') {
+    throw new MailsiftError('ERR_LEGACY_COMMAND', `Unsupported ${dialect} command: ${verb.slice(0, 32)}`);
+  }
+  const headers = parseHeaderLines(lines);
+  return { method: verb, path: '', query: new Map(), headers, version: token, body: EMPTY, closeDelimited: false, keepAlive: false, legacy: dialect };
+}
+
+function parseHeaderLines(lines: string[]): RequestHeaders {
+  const headers = new RequestHeaders();
+  let prev: [string, number] | undefined;
+  for (let i = 1; i < lines.length; i++) {
+    let line = lines[i]!;
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    const c0 = line.charCodeAt(0);
+    if (c0 === 32 || c0 === 9) {
+      // Obsolete line folding: join onto the previous value with one space, as RFC 9112 §5.2 allows.
+      if (!prev) throw new MailsiftError('ERR_BAD_HEADER', 'Header continuation without a header');
+      const list = headers.map.get(prev[0])!;
+      list[list.length - 1] += ' ' + line.trim();
+      continue;
+    }
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new MailsiftError('ERR_BAD_HEADER', 'Malformed header line');
+    const name = line.slice(0, colon);
+    if (!isToken(name)) throw new MailsiftError('ERR_BAD_HEADER', 'Malformed header name');
+    headers.add(name, skipLeadingWs(line.slice(colon + 1)));
+    prev = [name.toLowerCase(), 0];
+  }
+  return headers;
+}
+
+/** Origin-form or absolute-form target → path and query parameters (scan-protocol.md §1.5). */
+export function parseTarget(target: string): { path: string; query: Map<string, string> } {
+  let rest = target;
+  if (!rest.startsWith('/')) {
+    const m = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/.exec(rest);
+    if (!m) throw new MailsiftError('ERR_BAD_REQUEST_LINE', 'bad request URL');
+    rest = rest.slice(m[0].length);
+  }
+  const hash = rest.indexOf('#');
+  if (hash >= 0) rest = rest.slice(0, hash);
+  const q = rest.indexOf('?');
+  const query = new Map<string, string>();
+  if (q < 0) return { path: rest, query };
+  const qs = rest.slice(q + 1);
+  for (const pair of qs.split('&')) {
+    if (pair.length === 0) continue;
+    const eq = pair.indexOf('=');
+    const name = (eq < 0 ? pair : pair.slice(0, eq)).toLowerCase();
+    let value = eq < 0 ? '' : percentDecode(pair.slice(eq + 1));
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    query.delete(name);
+    query.set(percentDecode(name), value);
+  }
+  return { path: rest.slice(0, q), query };
+}
+
+function percentDecode(s: string): string {
+  if (!s.includes('%')) return s;
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,285 @@
+// The scan transport: a small HTTP/1.x server over net.Socket. One parser per connection,
+// requests answered strictly in order (pipelining), keep-alive when the client asks,
+// per-request and idle time-outs so a slow or stalled client never holds a worker.
+
+import net from 'node:net';
+import { MailsiftError } from './errors.js';
+import { replyForError, serializeReplyHead } from './reply.js';
+import { RequestParser, type ParsedRequest } from './request-parser.js';
+import { DEFAULT_SERVER_NAME } from './server-name.js';
+import type { Handler, Reply, Request } from './types.js';
+
+export interface TransportOptions {
+  /** Largest request body (`max_message`); bigger ones get 413. */
+  maxBodyBytes?: number;
+  /** Largest request line + header block; bigger ones get 431. */
+  maxHeaderBytes?: number;
+  /** Whole-request budget from its first byte to its last; defeats slowloris trickling. */
+  requestTimeoutMs?: number;
+  /** How long an idle keep-alive connection is kept open between requests. */
+  keepAliveTimeoutMs?: number;
+  /** `Server:` header value. */
+  serverName?: string;
+  /** Called with errors that have no code (bugs), before the 500 reply. */
+  onUnknownError?: (err: unknown) => void;
+}
+
+/** Default body limit: Rspamd's `max_message`, 50 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 50 * 1024 * 1024;
+/** Default header block limit: generous for MTA metadata, small enough to parse cheaply. */
+export const DEFAULT_MAX_HEADER_BYTES = 64 * 1024;
+/** Default whole-request time budget (a 50 MiB body over a slow link still fits). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** Default idle time for keep-alive connections. */
+export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 15_000;
+/**
+ * An HTTP/1.0 request without Content-Length may carry a body until EOF; when nothing
+ * follows the header block within this grace the body is empty (so `curl -0` is not kept
+ * waiting for a half-close it will never send).
+ */
+const CLOSE_BODY_GRACE_MS = 25;
+
+export interface Transport {
+  server: net.Server;
+  /** Stops accepting, ends idle connections, waits for in-flight replies. */
+  close(): Promise<void>;
+}
+
+export function createTransport(handler: Handler, opts: TransportOptions = {}): Transport {
+  const limits = {
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxHeaderBytes: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES,
+  };
+  const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const idleTimeout = opts.keepAliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS;
+  const serverName = opts.serverName ?? DEFAULT_SERVER_NAME;
+  const conns = new Set<Connection>();
+  let closing = false;
+
+  const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+    const c = new Connection(socket, handler, limits, requestTimeout, idleTimeout, serverName, opts.onUnknownError);
+    conns.add(c);
+    socket.once('close', () => conns.delete(c));
+    if (closing) c.shutdownIdle();
+  });
+
+  return {
+    server,
+    close() {
+      closing = true;
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const c of conns) c.shutdownIdle();
+      });
+    },
+  };
+}
+
+class Connection {
+  #socket: net.Socket;
+  #parser: RequestParser;
+  #handler: Handler;
+  #busy = false;
+  #eof = false;
+  #done = false;
+  #timer: NodeJS.Timeout | undefined;
+  #timerKind: 'idle' | 'request' | 'grace' | undefined;
+  #requestTimeout: number;
+  #idleTimeout: number;
+  #serverName: string;
+  #onUnknown: ((err: unknown) => void) | undefined;
+  #shutdownRequested = false;
+
+  constructor(
+    socket: net.Socket,
+    handler: Handler,
+    limits: { maxBodyBytes: number; maxHeaderBytes: number },
+    requestTimeout: number,
+    idleTimeout: number,
+    serverName: string,
+    onUnknown: ((err: unknown) => void) | undefined,
+  ) {
+    this.#socket = socket;
+    this.#handler = handler;
+    this.#parser = new RequestParser(limits);
+    this.#requestTimeout = requestTimeout;
+    this.#idleTimeout = idleTimeout;
+    this.#serverName = serverName;
+    this.#onUnknown = onUnknown;
+    socket.on('data', (chunk: Buffer) => {
+      if (this.#done) return;
+      this.#parser.feed(chunk);
+      this.#pump();
+    });
+    socket.on('end', () => {
+      this.#eof = true;
+      this.#pump();
+    });
+    socket.on('error', () => this.#destroy());
+    socket.on('close', () => this.#clearTimer());
+    this.#arm('idle');
+  }
+
+  shutdownIdle(): void {
+    this.#shutdownRequested = true;
+    // An in-flight scan finishes and is answered (then the connection closes); a half-read
+    // request would only hold the shutdown up until its time-out, so it is dropped.
+    if (!this.#busy) this.#destroy();
+  }
+
+  #pump(): void {
+    if (this.#busy || this.#done) return;
+    let req: ParsedRequest | undefined;
+    try {
+      req = this.#parser.next();
+      if (!req && this.#eof) {
+        req = this.#parser.end();
+        if (!req) {
+          this.#finishAfterEof();
+          return;
+        }
+      }
+    } catch (err) {
+      this.#fail(err);
+      return;
+    }
+    if (!req) {
+      if (this.#parser.takeExpectContinue() && this.#socket.writable) this.#socket.write('HTTP/1.1 100 Continue\r\n\r\n');
+      if (this.#parser.awaitingCloseBody) {
+        if (this.#timerKind !== 'grace') this.#arm('grace');
+        return;
+      } else {
+        this.#arm(this.#parser.inRequest ? 'request' : 'idle');
+        return;
+      }
+    }
+    if (req) this.#dispatch(req);
+  }
+
+  #dispatch(parsed: ParsedRequest): void {
+    this.#busy = true;
+    this.#clearTimer();
+    this.#socket.pause();
+    const req: Request = {
+      method: parsed.method,
+      path: parsed.path,
+      query: parsed.query,
+      headers: parsed.headers,
+      body: parsed.body,
+      version: parsed.version,
+      peer: { address: this.#socket.remoteAddress ?? '', port: this.#socket.remotePort ?? 0 },
+      tls: false,
+      ...(parsed.legacy ? { legacy: parsed.legacy } : {}),
+    };
+    let keepAlive = parsed.keepAlive && !this.#shutdownRequested;
+    const onReply = (reply: Reply): void => {
+      if (reply.close) keepAlive = false;
+      this.#write(reply, keepAlive);
+      this.#busy = false;
+      if (!keepAlive) {
+        this.#endGracefully();
+        return;
+      }
+      this.#socket.resume();
+      this.#pump();
+    };
+    let pending: Promise<Reply> | Reply;
+    try {
+      pending = this.#handler(req);
+    } catch (err) {
+      onReply(replyForError(err, this.#onUnknown));
+      return;
+    }
+    if (pending instanceof Promise) {
+      pending.then(onReply, (err: unknown) => onReply(replyForError(err, this.#onUnknown)));
+    } else {
+      onReply(pending);
+    }
+  }
+
+  #write(reply: Reply, keepAlive: boolean): void {
+    if (this.#socket.destroyed || !this.#socket.writable) return;
+    const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+    if (reply.raw) {
+      this.#socket.write(body);
+      return;
+    }
+    const head = serializeReplyHead(reply, body.length, keepAlive, this.#serverName);
+    this.#socket.cork();
+    this.#socket.write(head, 'latin1');
+    if (body.length > 0) this.#socket.write(body);
+    this.#socket.uncork();
+  }
+
+  #fail(err: unknown): void {
+    this.#done = true;
+    this.#clearTimer();
+    const reply = replyForError(err, this.#onUnknown);
+    this.#write(reply, false);
+    this.#endGracefully();
+  }
+
+  #finishAfterEof(): void {
+    // The client half-closed with no request pending: answer nothing more and close our side.
+    this.#done = true;
+    this.#clearTimer();
+    this.#endGracefully();
+  }
+
+  /** End our side after the reply is flushed, then drop the socket even if the peer lingers. */
+  #endGracefully(): void {
+    this.#done = true;
+    this.#clearTimer();
+    if (this.#socket.destroyed) return;
+    this.#socket.end();
+    // Unread request bytes would make the kernel reset the connection and lose our reply;
+    // keep draining (and discarding) for a moment before destroying.
+    this.#socket.resume();
+    const t = setTimeout(() => this.#socket.destroy(), 2000);
+    t.unref();
+    this.#socket.once('close', () => clearTimeout(t));
+  }
+
+  #destroy(): void {
+    this.#done = true;
+    this.#clearTimer();
+    this.#socket.destroy();
+  }
+
+  #arm(kind: 'idle' | 'request' | 'grace'): void {
+    if (this.#timerKind === kind && this.#timer) return;
+    this.#clearTimer();
+    this.#timerKind = kind;
+    const ms = kind === 'idle' ? this.#idleTimeout : kind === 'grace' ? CLOSE_BODY_GRACE_MS : this.#requestTimeout;
+    this.#timer = setTimeout(() => this.#onTimer(kind), ms);
+    this.#timer.unref();
+  }
+
+  #clearTimer(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerKind = undefined;
+  }
+
+  #onTimer(kind: 'idle' | 'request' | 'grace'): void {
+    this.#timer = undefined;
+    this.#timerKind = undefined;
+    if (this.#busy || this.#done) return;
+    if (kind === 'idle') {
+      this.#destroy();
+      return;
+    }
+    if (kind === 'grace') {
+      if (this.#parser.awaitingCloseBody) {
+        const req = this.#parser.finishEmptyCloseBody();
+        if (req) {
+          this.#dispatch(req);
+          return;
+        }
+      }
+      this.#arm('request');
+      return;
+    }
+    this.#fail(new MailsiftError('ERR_REQUEST_TIMEOUT', 'Request timed out'));
+  }
+}

@@ -1,0 +1,137 @@
+// The normal worker: the scan route table. /checkv2, the legacy v1 paths, /skip, /checkv3
+// and /ping, plus the spamc/RSPAMC text dialects; anything else is `invalid command` (404). Paths match case-insensitively and
+// exactly. Scan requests go request → protocol decode → Scanner → protocol render.
+
+import { encode as msgpackEncode } from '@msgpack/msgpack';
+import { MailsiftError } from '../http/errors.js';
+import { replyForError } from '../http/reply.js';
+import { createTransport, DEFAULT_MAX_BODY_BYTES, type TransportOptions } from '../http/server.js';
+import type { Reply, Request } from '../http/types.js';
+import { loadDictionaries, type DictionaryFiles, type DictionarySet } from '../http/zstd.js';
+import type { Scanner } from '../engine/contract.js';
+import type { Logger } from '../plugin-api/index.js';
+import { decodeV2Request } from '../protocol/decode-v2.js';
+import { decodeV3Request } from '../protocol/parse-v3.js';
+import { bodyBlockOf, buildV2Reply } from '../protocol/reply-v2.js';
+import { renderRspamcText, renderSpamcText, renderTextError } from '../protocol/render-text.js';
+import { buildV3Reply } from '../protocol/render-v3.js';
+import type { ReplyLayout, ScanRequest } from '../protocol/scan-request.js';
+import { listenTransport, type RunningWorker } from './listen.js';
+
+export type { RunningWorker } from './listen.js';
+
+export interface NormalWorkerOptions {
+  host: string;
+  port: number;
+  scanner: Scanner;
+  /** Largest message (request body, and decompressed body), bytes. Default 50 MiB. */
+  maxMessage?: number;
+  /** zstd dictionaries: file paths or bytes, ids read from the dictionaries. */
+  dictionaries?: DictionaryFiles;
+  log: Logger;
+  /** `Server:` header, e.g. `mailsift/0.1.0`. */
+  serverName?: string;
+  /** Transport limits and time-outs (see TransportOptions). */
+  transport?: Omit<TransportOptions, 'maxBodyBytes' | 'serverName' | 'onUnknownError'>;
+}
+
+type Route = { kind: 'ping' } | { kind: 'v2'; layout: ReplyLayout } | { kind: 'v3' };
+
+/** Path (lower-case, with leading slash) → route. */
+const ROUTES: ReadonlyMap<string, Route> = new Map<string, Route>([
+  ['/ping', { kind: 'ping' }],
+  ['/checkv2', { kind: 'v2', layout: 'v2' }],
+  ['/checkv3', { kind: 'v3' }],
+  ['/skip', { kind: 'v2', layout: 'skip' }],
+  ['/check', { kind: 'v2', layout: 'v1' }],
+  ['/symbols', { kind: 'v2', layout: 'v1' }],
+  ['/scan', { kind: 'v2', layout: 'v1' }],
+  ['/process', { kind: 'v2', layout: 'v1' }],
+  ['/report', { kind: 'v2', layout: 'v1' }],
+  ['/report_ifspam', { kind: 'v2', layout: 'v1' }],
+]);
+
+const PONG: Reply = { status: 200, contentType: 'text/plain', body: Buffer.from('pong\r\n') };
+
+export function createNormalHandler(opts: {
+  scanner: Scanner;
+  maxMessage: number;
+  dictionaries: DictionarySet;
+  log: Logger;
+}): (req: Request) => Promise<Reply> | Reply {
+  const { scanner, maxMessage, dictionaries, log } = opts;
+  const onUnknown = (err: unknown): void => log.error('scan request failed', { err: String((err as Error)?.stack ?? err) });
+  const decodeOpts = { maxMessage, dictionaries, log };
+
+  async function scan(sr: ScanRequest, v3: boolean): Promise<Reply> {
+    let result;
+    try {
+      result = await scanner.scan(sr.message, sr.meta);
+    } catch (err) {
+      log.error('scanner threw', { err: String((err as Error)?.stack ?? err) });
+      throw new MailsiftError('ERR_SCAN_FAILED', 'scan failed');
+    }
+    return v3 ? buildV3Reply(result, sr.meta, sr.want) : buildV2Reply(result, sr.meta, sr.want, dictionaries);
+  }
+
+  async function scanLegacy(req: Request, dialect: 'spamc' | 'rspamc'): Promise<Reply> {
+    const text = (body: Buffer): Reply => ({ status: 200, raw: true, close: true, body });
+    let sr: ScanRequest;
+    try {
+      sr = decodeV2Request(req, 'v2', decodeOpts);
+    } catch (err) {
+      return text(renderTextError(dialect, (err as Error).message));
+    }
+    // SpamAssassin's `User:` names the local recipient account, not an SMTP AUTH user.
+    if (dialect === 'spamc') delete sr.meta.user;
+    let result;
+    try {
+      result = await scanner.scan(sr.message, sr.meta);
+    } catch (err) {
+      log.error('scanner threw', { err: String((err as Error)?.stack ?? err) });
+      return text(renderTextError(dialect, 'scan failed'));
+    }
+    const body = dialect === 'spamc' ? renderSpamcText(result) : renderRspamcText(result);
+    const block = sr.meta.flags.has('body_block') ? bodyBlockOf(result, sr.meta.flags.has('milter')) : undefined;
+    return text(block ? Buffer.concat([body, block]) : body);
+  }
+
+  return (req: Request): Promise<Reply> | Reply => {
+    if (req.legacy) return scanLegacy(req, req.legacy);
+    const route = ROUTES.get(req.path.toLowerCase());
+    if (!route) return replyForError(new MailsiftError('ERR_UNKNOWN_COMMAND', 'invalid command'));
+    if (route.kind === 'ping') return PONG;
+    const wantsMsgpack = route.kind === 'v2' && (req.headers.first('accept') ?? '').includes('application/msgpack');
+    const fail = (err: unknown): Reply => {
+      const reply = replyForError(err, onUnknown);
+      if (wantsMsgpack && typeof reply.body === 'string') {
+        reply.body = Buffer.from(msgpackEncode(JSON.parse(reply.body) as unknown));
+        reply.contentType = 'application/msgpack';
+      }
+      return reply;
+    };
+    try {
+      const sr = route.kind === 'v3' ? decodeV3Request(req, decodeOpts) : decodeV2Request(req, route.layout, decodeOpts);
+      return scan(sr, route.kind === 'v3').catch(fail);
+    } catch (err) {
+      return fail(err);
+    }
+  };
+}
+
+export async function startNormalWorker(opts: NormalWorkerOptions): Promise<RunningWorker> {
+  const maxMessage = opts.maxMessage ?? DEFAULT_MAX_BODY_BYTES;
+  const handler = createNormalHandler({
+    scanner: opts.scanner,
+    maxMessage,
+    dictionaries: loadDictionaries(opts.dictionaries),
+    log: opts.log,
+  });
+  const transport = createTransport(handler, {
+    ...opts.transport,
+    maxBodyBytes: maxMessage,
+    ...(opts.serverName ? { serverName: opts.serverName } : {}),
+    onUnknownError: (err) => opts.log.error('transport error', { err: String((err as Error)?.stack ?? err) }),
+  });
+  return listenTransport(transport, opts.host, opts.port);
+}
