@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// Runs the compiled CLI: `npm run build` puts src/cli/mailsift.ts at dist/src/cli/mailsift.js.
+const entry = new URL('../dist/src/cli/mailsift.js', import.meta.url);
+try {
+  await import(entry.href);
+} catch (err) {
+  if (err?.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes(entry.pathname)) {
+    process.stderr.write('mailsift is not built yet: run `npm run build` first\n');
+    process.exit(1);
+  }
+  throw err;
+}

@@ -1,0 +1,223 @@
+// Loads a configuration directory: mailsift.yaml and groups.yaml, each with its local.d
+// (merged) and override.d (replacing) layers, plus per-module files in local.d/override.d.
+// Every problem in every file is collected; any problem means no LoadedConfig at all, so the
+// service never starts half-configured.
+
+import { availableParallelism, hostname as osHostname } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { EngineConfig } from '../engine/contract.js';
+import type { LogFormat, LogLevel } from '../observability/log.js';
+import { loadDictionary, type ZstdDictionary } from './dictionaries.js';
+import { ConfigError, describeValue, type ConfigIssue } from './errors.js';
+import { toConfigIssues } from './issues.js';
+import { isPlainMap, layer, type LayeredDoc, type PlainMap } from './merge.js';
+import { ACTION_KEY_ALIASES, Groups, MainConfig, type GroupsValue, type MainConfigValue } from './schema.js';
+import { mergeGroups, toEngineConfig } from './to-engine.js';
+import { pathKey, readYamlSource, type Position } from './yaml-source.js';
+
+export const MAIN_FILE = 'mailsift.yaml';
+export const GROUPS_FILE = 'groups.yaml';
+/** Files in local.d/override.d that layer over conf files; every other `<name>.yaml` is a module's. */
+const CONF_FILES = new Set([MAIN_FILE, GROUPS_FILE]);
+const YAML_EXT = '.yaml';
+
+export interface NormalWorkerConfig {
+  host: string;
+  port: number;
+  /** Processes to run (`auto` already resolved to the number of cores). */
+  count: number;
+  /** Largest accepted request body in bytes (413 above). */
+  maxMessage: number;
+  /** Per-task deadline in seconds (also EngineConfig.taskTimeout). */
+  taskTimeout: number;
+  /** Seconds an idle kept-alive connection stays open. */
+  keepaliveTimeout: number;
+  /** Shape of the transport's DictionarySet (src/http/zstd.ts). */
+  dictionaries: { input?: ZstdDictionary; output?: ZstdDictionary };
+}
+
+export interface ControllerWorkerConfig {
+  enabled: boolean;
+  host: string;
+  port: number;
+}
+
+export interface LoadedConfig {
+  /** Absolute path of the configuration directory. */
+  dir: string;
+  engine: EngineConfig;
+  workers: { normal: NormalWorkerConfig; controller: ControllerWorkerConfig };
+  logging: { level: LogLevel; format: LogFormat };
+  /** Absolute path where stores keep their files. */
+  dataDir: string;
+  hostname: string;
+  /** Every file read, in the order applied (display paths). */
+  files: string[];
+  /** Each module's layered config document with positions, for messages about module configs. */
+  moduleDocs: Record<string, LayeredDoc>;
+}
+
+export function displayPath(abs: string): string {
+  const rel = relative(process.cwd(), abs);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : abs;
+}
+
+async function readLayers(dir: string, name: string): Promise<LayeredDoc> {
+  const read = (p: string) => readYamlSource(p, displayPath(p));
+  const [base, local, override] = await Promise.all([
+    read(join(dir, name)),
+    read(join(dir, 'local.d', name)),
+    read(join(dir, 'override.d', name)),
+  ]);
+  return layer(base, local, override, displayPath(join(dir, name)));
+}
+
+async function yamlNames(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((f) => f.endsWith(YAML_EXT));
+  } catch {
+    return []; // local.d / override.d are optional
+  }
+}
+
+/** Action keys that name the same action twice (`add_header` and `add header`). */
+function duplicateActions(doc: LayeredDoc): ConfigIssue[] {
+  const actions = doc.value.actions;
+  if (!isPlainMap(actions)) return [];
+  const seen = new Map<string, string>();
+  const issues: ConfigIssue[] = [];
+  for (const key of Object.keys(actions)) {
+    const wire = ACTION_KEY_ALIASES[key];
+    if (!wire) continue;
+    const first = seen.get(wire);
+    if (first === undefined) seen.set(wire, key);
+    else {
+      const p = doc.positions.get(pathKey(['actions', key], true));
+      issues.push({ file: p?.file ?? doc.blame, ...(p ? { line: p.line, column: p.column } : {}), path: `actions.${key}`, expected: `one spelling per action ("${first}" already sets "${wire}")`, found: `"${key}"` });
+    }
+  }
+  return issues;
+}
+
+/**
+ * groups.yaml is a map of group name → group; a file written as `groups: {…}` (the key
+ * mailsift.yaml uses) is accepted too, with its positions re-keyed to match.
+ */
+function unwrapGroups(doc: LayeredDoc): void {
+  const keys = Object.keys(doc.value);
+  if (keys.length !== 1 || keys[0] !== 'groups' || !isPlainMap(doc.value.groups)) return;
+  doc.value = doc.value.groups;
+  const prefix = pathKey(['groups']).slice('val:'.length);
+  const moved = new Map<string, Position>();
+  for (const [k, p] of doc.positions) {
+    const kind = k.slice(0, 4);
+    const rest = k.slice(4);
+    if (rest.startsWith(`${prefix}\u0000`)) moved.set(kind + rest.slice(prefix.length + 1), p);
+  }
+  doc.positions = moved;
+}
+
+/** Adds line:column to an issue found after validation (its path has no list indexes). */
+function withPosition(doc: LayeredDoc, issue: ConfigIssue): ConfigIssue {
+  const segs = issue.path.split('.');
+  for (let n = segs.length; n > 0; n--) {
+    const p = doc.positions.get(pathKey(segs.slice(0, n)));
+    if (p) return { ...issue, file: p.file, line: p.line, column: p.column };
+  }
+  return issue;
+}
+
+interface ModuleConfigs {
+  modules: Record<string, Record<string, unknown>>;
+  docs: Record<string, LayeredDoc>;
+  disabled: string[];
+  files: string[];
+  issues: ConfigIssue[];
+}
+
+async function readModuleConfigs(dir: string): Promise<ModuleConfigs> {
+  const names = new Set([...(await yamlNames(join(dir, 'local.d'))), ...(await yamlNames(join(dir, 'override.d')))]);
+  const out: ModuleConfigs = { modules: {}, docs: {}, disabled: [], files: [], issues: [] };
+  for (const file of [...names].sort()) {
+    if (CONF_FILES.has(file)) continue;
+    const name = file.slice(0, -YAML_EXT.length);
+    const [local, override] = await Promise.all(
+      ['local.d', 'override.d'].map((sub) => readYamlSource(join(dir, sub, file), displayPath(join(dir, sub, file)))),
+    );
+    const doc = layer(undefined, local, override, displayPath(join(dir, 'local.d', file)));
+    out.files.push(...doc.files);
+    out.issues.push(...doc.issues);
+    const { enabled, ...rest } = doc.value as PlainMap & { enabled?: unknown };
+    if (enabled !== undefined && typeof enabled !== 'boolean') {
+      const p = doc.positions.get(pathKey(['enabled']));
+      out.issues.push({ file: p?.file ?? doc.blame, ...(p ? { line: p.line, column: p.column } : {}), path: 'enabled', expected: 'true or false', found: describeValue(enabled) });
+    }
+    if (enabled === false) out.disabled.push(name);
+    out.modules[name] = rest;
+    out.docs[name] = doc;
+  }
+  return out;
+}
+
+/**
+ * Reads and validates `dir`. Throws ConfigError listing every issue; a directory without
+ * mailsift.yaml yields the embedded defaults.
+ */
+export async function loadConfig(dir: string): Promise<LoadedConfig> {
+  const absDir = resolve(dir);
+  const st = await stat(absDir).catch(() => undefined);
+  if (!st?.isDirectory()) {
+    throw new ConfigError([{ file: displayPath(absDir), path: '', expected: 'a configuration directory', found: st ? 'a file' : 'nothing (no such directory)' }]);
+  }
+
+  const [mainDoc, groupsDoc, moduleConfigs] = await Promise.all([
+    readLayers(absDir, MAIN_FILE),
+    readLayers(absDir, GROUPS_FILE),
+    readModuleConfigs(absDir),
+  ]);
+  unwrapGroups(groupsDoc);
+  const issues: ConfigIssue[] = [...mainDoc.issues, ...groupsDoc.issues, ...moduleConfigs.issues, ...duplicateActions(mainDoc)];
+
+  const main = MainConfig.safeParse(mainDoc.value);
+  if (!main.success) issues.push(...toConfigIssues(MainConfig, mainDoc, main.error.issues));
+  const groups = Groups.safeParse(groupsDoc.value);
+  if (!groups.success) issues.push(...toConfigIssues(Groups, groupsDoc, groups.error.issues));
+  if (!main.success || !groups.success) throw new ConfigError(issues);
+
+  const cfg: MainConfigValue = main.data;
+  const [input, output] = await Promise.all([
+    loadDictionary(absDir, cfg.workers.normal.zstd_input_dictionary, 'workers.normal.zstd_input_dictionary', mainDoc.blame),
+    loadDictionary(absDir, cfg.workers.normal.zstd_output_dictionary, 'workers.normal.zstd_output_dictionary', mainDoc.blame),
+  ]);
+  issues.push(...[...input.issues, ...output.issues].map((i) => withPosition(mainDoc, i)));
+  if (issues.length) throw new ConfigError(issues);
+
+  const hostname = cfg.hostname ?? osHostname();
+  const allGroups: GroupsValue = mergeGroups(groups.data, cfg.groups);
+  const normal = cfg.workers.normal;
+  return {
+    dir: absDir,
+    engine: toEngineConfig(cfg, allGroups, moduleConfigs.modules, moduleConfigs.disabled, hostname),
+    workers: {
+      normal: {
+        host: normal.bind.host,
+        port: normal.bind.port,
+        count: normal.count === 'auto' ? availableParallelism() : normal.count,
+        maxMessage: normal.max_message,
+        taskTimeout: normal.task_timeout,
+        keepaliveTimeout: normal.keepalive_timeout,
+        dictionaries: {
+          ...(input.dictionary ? { input: input.dictionary } : {}),
+          ...(output.dictionary ? { output: output.dictionary } : {}),
+        },
+      },
+      controller: { enabled: cfg.workers.controller.enabled, host: cfg.workers.controller.bind.host, port: cfg.workers.controller.bind.port },
+    },
+    logging: cfg.logging,
+    dataDir: resolve(absDir, cfg.data_dir),
+    hostname,
+    files: [...mainDoc.files, ...groupsDoc.files, ...moduleConfigs.files],
+    moduleDocs: moduleConfigs.docs,
+  };
+}

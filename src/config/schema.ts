@@ -1,0 +1,182 @@
+// The shape of mailsift.yaml (and groups.yaml): strict, so a misspelt key is an error, with
+// defaults so an empty directory still yields a complete configuration. Key spellings follow
+// Rspamd where admins know them (`add_header`, `task_timeout`, `max_message`, `max_score`).
+
+import { z } from 'zod';
+import { LOG_FORMATS, LOG_LEVELS } from '../observability/log.js';
+import { parseBind, parseDuration, parseSize } from './values.js';
+
+/** Caps what a config can ask for; each protects the machine from a typo like `count: 2000`. */
+export const MAX_WORKER_COUNT = 256; // more processes than this only thrash a host
+export const MAX_TASK_TIMEOUT_S = 3600; // a scan holding a connection for over an hour is a typo
+export const DEFAULT_MAX_MESSAGE = 50 * 1024 * 1024; // Rspamd's default max_message
+
+/** Builds a schema from a parser: the issue message carries the `expected` text verbatim. */
+function parsed<T>(parse: (v: unknown) => T | undefined, expected: string) {
+  return z.unknown().transform((v, ctx): T => {
+    const out = parse(v);
+    if (out === undefined) {
+      ctx.issues.push({ code: 'custom', message: expected, input: v });
+      return z.NEVER;
+    }
+    return out;
+  });
+}
+
+const Size = parsed(parseSize, 'a non-negative size in bytes or a string like "50M"');
+const Duration = parsed(parseDuration, 'a non-negative number of seconds or a string like "8s"');
+const Bind = parsed(parseBind, 'an address "host:port" (e.g. "127.0.0.1:11333", "[::1]:11333", "*:11333")');
+
+const MAX_DICT_ID = 0xffffffff; // zstd dictionary ids are 32-bit
+/** A trained dictionary's path, or `{file, id}` where id must match the one stored in the file. */
+const Dictionary = z
+  .union([
+    z.string().min(1),
+    z.strictObject({
+      file: z.string().min(1),
+      id: z.int().min(1).max(MAX_DICT_ID).optional(),
+    }),
+  ])
+  .transform((d) => (typeof d === 'string' ? { file: d } : d));
+
+const NormalWorker = z.strictObject({
+  bind: Bind.prefault('127.0.0.1:11333'),
+  /** `auto` = one process per CPU core. */
+  count: z.union([z.literal('auto'), z.int().min(1).max(MAX_WORKER_COUNT)]).default('auto'),
+  max_message: Size.default(DEFAULT_MAX_MESSAGE),
+  task_timeout: Duration.pipe(z.number().max(MAX_TASK_TIMEOUT_S)).default(8),
+  /** Idle time before a kept-alive connection (client asked for keep-alive) is closed. */
+  keepalive_timeout: Duration.pipe(z.number().min(0.1).max(MAX_TASK_TIMEOUT_S)).default(15),
+  /** Dictionary for zstd request bodies; clients name it by id in the `Dictionary` header. */
+  zstd_input_dictionary: Dictionary.optional(),
+  /** Dictionary for zstd replies to clients that asked with the matching `Dictionary` id. */
+  zstd_output_dictionary: Dictionary.optional(),
+});
+
+const ControllerWorker = z.strictObject({
+  enabled: z.boolean().default(true),
+  bind: Bind.prefault('127.0.0.1:11334'),
+});
+
+const Threshold = z.number().nullable();
+const ActionObject = z.strictObject({
+  threshold: Threshold.optional(),
+  score: Threshold.optional(),
+  /** How a milter carries the action out (discard / quarantine). */
+  milter: z.enum(['discard', 'quarantine']).optional(),
+});
+const ActionValue = z.union([Threshold, ActionObject]);
+
+/** Accepted action keys: Rspamd's underscore spellings and the wire spellings. */
+export const ACTION_KEY_ALIASES: Record<string, string> = {
+  reject: 'reject',
+  soft_reject: 'soft reject',
+  'soft reject': 'soft reject',
+  rewrite_subject: 'rewrite subject',
+  'rewrite subject': 'rewrite subject',
+  add_header: 'add header',
+  'add header': 'add header',
+  greylist: 'greylist',
+  no_action: 'no action',
+  'no action': 'no action',
+  discard: 'discard',
+  quarantine: 'quarantine',
+};
+
+const Actions = z.strictObject({
+  ...Object.fromEntries(Object.keys(ACTION_KEY_ALIASES).map((k) => [k, ActionValue.optional()])),
+  /** Rewrite-subject template: %s original subject, %d score, %% a percent sign. */
+  subject: z.string().optional(),
+});
+
+const SymbolSettings = z.union([
+  z.number(),
+  z.strictObject({
+    score: z.number().optional(),
+    group: z.string().optional(),
+    description: z.string().optional(),
+    disabled: z.boolean().optional(),
+  }),
+]);
+
+export const Group = z.strictObject({
+  description: z.string().optional(),
+  max_score: z.number().min(0).optional(),
+  min_score: z.number().max(0).optional(),
+  public: z.boolean().optional(),
+  /** Symbols that belong to the group, with score overrides. */
+  symbols: z.record(z.string(), SymbolSettings).optional(),
+});
+export const Groups = z.record(z.string(), Group);
+
+const Composite = z.strictObject({
+  expression: z.string().min(1),
+  score: z.number().optional(),
+  group: z.string().optional(),
+  description: z.string().optional(),
+  policy: z.enum(['default', 'remove_all', 'remove_symbol', 'remove_weight', 'leave']).optional(),
+});
+
+const StringList = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
+
+/** The apply object's keys (engine.md §7.1); values are checked by the engine. */
+const Apply = z.strictObject({
+  actions: z.record(z.string(), z.number().nullable()).optional(),
+  scores: z.record(z.string(), z.number()).optional(),
+  symbols_enabled: z.array(z.string()).optional(),
+  symbols_disabled: z.array(z.string()).optional(),
+  groups_enabled: z.array(z.string()).optional(),
+  groups_disabled: z.array(z.string()).optional(),
+  policy: z.enum(['default', 'implicit_allow', 'implicit_deny']).optional(),
+  whitelist: z.boolean().optional(),
+  flags: z.array(z.string()).optional(),
+  symbols: z.union([z.array(z.string()), z.record(z.string(), z.unknown())]).optional(),
+  subject: z.string().optional(),
+  messages: z.record(z.string(), z.string()).optional(),
+  add_headers: z.record(z.string(), z.unknown()).optional(),
+  remove_headers: z.record(z.string(), z.unknown()).optional(),
+  variables: z.record(z.string(), z.string()).optional(),
+  plugins: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+});
+
+const SETTINGS_PRIORITY: Record<string, number> = { low: 1, medium: 2, high: 3 };
+const SettingsRule = z.strictObject({
+  priority: z
+    .union([z.enum(['low', 'medium', 'high']), z.int().min(0)])
+    .transform((p) => (typeof p === 'string' ? (SETTINGS_PRIORITY[p] ?? 1) : p))
+    .default(1),
+  apply: Apply.default({}),
+  ip: StringList.optional(),
+  from: StringList.optional(),
+  rcpt: StringList.optional(),
+  user: StringList.optional(),
+  authenticated: z.boolean().optional(),
+  request_header: z.record(z.string(), z.string()).optional(),
+});
+
+export const MainConfig = z.strictObject({
+  workers: z.strictObject({ normal: NormalWorker.prefault({}), controller: ControllerWorker.prefault({}) }).prefault({}),
+  actions: Actions.prefault({}),
+  groups: Groups.default({}),
+  symbols: z.record(z.string(), SymbolSettings).default({}),
+  composites: z.record(z.string(), Composite).default({}),
+  /** Settings rules keyed by id (selectable with `Settings-ID`). */
+  settings: z.record(z.string(), SettingsRule).default({}),
+  /** Modules switched off (same as `enabled: false` in local.d/<module>.yaml). */
+  disabled_modules: z.array(z.string()).default([]),
+  logging: z
+    .strictObject({
+      level: z.enum(LOG_LEVELS).default('info'),
+      format: z.enum(LOG_FORMATS).default('json'),
+    })
+    .prefault({}),
+  /** Where stores keep their files; relative paths are taken from the config directory. */
+  data_dir: z.string().min(1).default('data'),
+  /** Host name reported in headers and the reply; the machine's name by default. */
+  hostname: z.string().min(1).optional(),
+});
+
+export type MainConfigInput = z.input<typeof MainConfig>;
+export type MainConfigValue = z.output<typeof MainConfig>;
+export type GroupsValue = z.output<typeof Groups>;
+export type SymbolSettingsValue = z.output<typeof SymbolSettings>;

@@ -1,0 +1,81 @@
+// Structured logging for every process (supervisor, workers, CLI) over pino. The rest of the
+// code sees only the plugin API's Logger interface, so modules and the engine never import pino.
+
+import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
+import type { Logger } from '../plugin-api/index.js';
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['json', 'text'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export interface LogOptions {
+  level?: LogLevel;
+  /** `json`: one pino object per line; `text`: `time LEVEL [tag] message key=value`. */
+  format?: LogFormat;
+  /** Where lines go; stdout by default. Tests pass a collecting stream. */
+  destination?: { write(line: string): unknown };
+  /** Fields on every line (e.g. the worker role). */
+  base?: Record<string, unknown>;
+}
+
+/** A Logger that can hand out tagged children (`engine`, `worker:normal`, a module name). */
+export interface RootLogger extends Logger {
+  child(tag: string, fields?: Record<string, unknown>): RootLogger;
+}
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+/** Fields that the text format prints in its fixed prefix rather than as key=value. */
+const PREFIX_FIELDS = new Set(['level', 'time', 'msg', 'tag', 'pid', 'hostname']);
+
+function renderValue(v: unknown): string {
+  if (typeof v === 'string') return /[\s"=]/.test(v) || v === '' ? JSON.stringify(v) : v;
+  return JSON.stringify(v) ?? String(v);
+}
+
+/** Re-renders pino's JSON lines as one human-readable line each. */
+function textDestination(out: { write(line: string): unknown }): DestinationStream {
+  return {
+    write(line: string): void {
+      let rec: Record<string, unknown>;
+      try {
+        rec = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        out.write(line);
+        return;
+      }
+      const time = typeof rec.time === 'number' ? new Date(rec.time).toISOString() : '';
+      const level = LEVEL_NAMES[rec.level as number] ?? String(rec.level);
+      const tag = rec.tag !== undefined ? ` [${String(rec.tag)}]` : '';
+      let extra = '';
+      for (const [k, v] of Object.entries(rec)) if (!PREFIX_FIELDS.has(k)) extra += ` ${k}=${renderValue(v)}`;
+      out.write(`${time} ${level} ${String(rec.pid ?? process.pid)}${tag} ${String(rec.msg ?? '')}${extra}\n`);
+    },
+  };
+}
+
+function wrap(p: PinoLogger): RootLogger {
+  return {
+    debug: (msg, extra) => (extra ? p.debug(extra, msg) : p.debug(msg)),
+    info: (msg, extra) => (extra ? p.info(extra, msg) : p.info(msg)),
+    warn: (msg, extra) => (extra ? p.warn(extra, msg) : p.warn(msg)),
+    error: (msg, extra) => (extra ? p.error(extra, msg) : p.error(msg)),
+    child: (tag, fields) => wrap(p.child({ ...fields, tag })),
+  };
+}
+
+export function createLogger(opts: LogOptions = {}): RootLogger {
+  const out = opts.destination ?? process.stdout;
+  const format = opts.format ?? 'json';
+  const dest: DestinationStream = format === 'text' ? textDestination(out) : { write: (l: string) => void out.write(l) };
+  const p = pino(
+    {
+      level: opts.level ?? 'info',
+      base: { pid: process.pid, ...opts.base },
+      // Errors passed as `err` keep their stack in the structured line.
+      serializers: { err: pino.stdSerializers.err },
+    },
+    dest,
+  );
+  return wrap(p);
+}

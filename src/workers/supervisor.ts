@@ -1,0 +1,292 @@
+// The process model (DESIGN "Process model"): a supervisor forks N normal workers that share
+// the scan port through node:cluster plus one controller, restarts a crashed worker with
+// back-off, and stops everything gracefully on SIGTERM/SIGINT. `--single` runs both workers
+// in the calling process. Each worker process loads the configuration and builds its own
+// engine, so a worker never shares state with another except through the stores.
+
+import cluster, { type Worker } from 'node:cluster';
+import { createServer, type AddressInfo } from 'node:net';
+import { ConfigError } from '../config/errors.js';
+import { loadConfig, type LoadedConfig } from '../config/load.js';
+import { moduleConfigIssues } from '../config/modules.js';
+import { createEngine } from '../engine/index.js';
+import { builtinModules } from '../modules/index.js';
+import { createLogger, type RootLogger } from '../observability/log.js';
+import { startControllerWorker } from './controller.js';
+import type { RunningWorker } from './listen.js';
+import { startNormalWorker } from './normal.js';
+
+export type WorkerRole = 'normal' | 'controller';
+
+export interface ServeOptions {
+  /** Configuration directory. */
+  confDir: string;
+  /** Run the normal and controller workers in this process (no cluster). */
+  single?: boolean;
+  /** Number of normal workers, overriding `workers.normal.count`. */
+  workers?: number;
+  /** `Server:` header value. */
+  serverName?: string;
+}
+
+/** First restart delay after a crash; doubled for each crash in a row. */
+const RESTART_BASE_MS = 250;
+/** Longest wait between restarts: a worker that keeps crashing is retried this often. */
+const RESTART_MAX_MS = 30_000;
+/** A worker that ran this long before crashing is "stable": its back-off starts over. */
+const STABLE_AFTER_MS = 30_000;
+/** Time given to in-flight scans on shutdown beyond the task deadline, before a hard stop. */
+const SHUTDOWN_EXTRA_MS = 5_000;
+/** Exit status of a worker that cannot start (config or bind error): EX_CONFIG from sysexits. */
+const EXIT_STARTUP_FAILED = 78;
+
+const ROLE_ENV = 'MAILSIFT_WORKER_ROLE';
+/** Port the supervisor picked for a controller configured with port 0 (see freePort). */
+const CONTROLLER_PORT_ENV = 'MAILSIFT_CONTROLLER_PORT';
+
+type Listener = RunningWorker;
+
+interface IpcMessage {
+  type: 'ready' | 'shutdown';
+  role?: WorkerRole;
+}
+
+/** `host:port` with IPv6 hosts bracketed, as in the config's `bind`. */
+export function formatAddress(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, serverName: string | undefined): Promise<Listener> {
+  if (role === 'normal') {
+    const w = cfg.workers.normal;
+    const wlog = log.child('normal');
+    const scanner = await createEngine(cfg.engine, builtinModules, { log: log.child('engine') });
+    const handle = await startNormalWorker({
+      host: w.host,
+      port: w.port,
+      scanner,
+      maxMessage: w.maxMessage,
+      dictionaries: {
+        ...(w.dictionaries.input ? { input: w.dictionaries.input.file } : {}),
+        ...(w.dictionaries.output ? { output: w.dictionaries.output.file } : {}),
+      },
+      log: wlog,
+      transport: { keepAliveTimeoutMs: w.keepaliveTimeout * 1000 },
+      ...(serverName ? { serverName } : {}),
+    });
+    wlog.info(`listening on ${formatAddress(w.host, handle.port)}`, { worker: 'normal', host: w.host, port: handle.port });
+    return handle;
+  }
+  const c = cfg.workers.controller;
+  const clog = log.child('controller');
+  const handle = await startControllerWorker({ host: c.host, port: c.port, log: clog, ...(serverName ? { serverName } : {}) });
+  clog.info(`listening on ${formatAddress(c.host, handle.port)}`, { worker: 'controller', host: c.host, port: handle.port });
+  return handle;
+}
+
+/** Closes listeners (stop accepting, let in-flight scans finish) within the grace period. */
+async function closeAll(listeners: Listener[], graceMs: number, log: RootLogger): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), graceMs);
+    timer.unref();
+  });
+  const closed = Promise.allSettled(listeners.map((l) => l.close())).then((results) => {
+    for (const r of results) if (r.status === 'rejected') log.error('error while closing a listener', { err: String(r.reason) });
+    return true;
+  });
+  const ok = await Promise.race([closed, timeout]);
+  clearTimeout(timer);
+  return ok;
+}
+
+function graceMs(cfg: LoadedConfig): number {
+  return cfg.workers.normal.taskTimeout * 1000 + SHUTDOWN_EXTRA_MS;
+}
+
+function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
+  let fired = false;
+  const once = (signal: NodeJS.Signals) => {
+    if (fired) return; // a second Ctrl-C while draining is not a reason to drain twice
+    fired = true;
+    handler(signal);
+  };
+  process.on('SIGTERM', once);
+  process.on('SIGINT', once);
+}
+
+/** `--single`: both workers in this process. Resolves once listening. */
+export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?: string): Promise<void> {
+  const listeners: Listener[] = [await startRole('normal', cfg, log, serverName)];
+  if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName));
+  onStopSignal((signal) => {
+    log.info('stopping', { signal });
+    void closeAll(listeners, graceMs(cfg), log).then((ok) => {
+      if (!ok) log.error('in-flight scans did not finish in time; exiting anyway');
+      process.exit(ok ? 0 : 1);
+    });
+  });
+}
+
+/** Inside a cluster worker: start the role named by the supervisor, stop when told to. */
+async function runClusterWorker(cfg: LoadedConfig, log: RootLogger, serverName?: string): Promise<void> {
+  const role = process.env[ROLE_ENV] as WorkerRole;
+  // The reason a worker dies belongs in the log next to the supervisor's restart line.
+  process.on('uncaughtException', (err) => {
+    log.error(`${role} worker crashed: ${err.message}`, { worker: role, err: String(err.stack ?? err) });
+    process.exit(1);
+  });
+  let listener: Listener;
+  try {
+    listener = await startRole(role, cfg, log, serverName);
+  } catch (err) {
+    log.error(`${role} worker failed to start: ${(err as Error).message}`, { worker: role, err: String((err as Error).stack ?? err) });
+    process.exit(EXIT_STARTUP_FAILED);
+  }
+  let stopping = false;
+  const stop = (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.debug('worker stopping', { worker: role, why });
+    void closeAll([listener], graceMs(cfg), log).then((ok) => process.exit(ok ? 0 : 1));
+  };
+  process.on('message', (m: IpcMessage) => {
+    if (m?.type === 'shutdown') stop('supervisor asked');
+  });
+  // The supervisor coordinates Ctrl-C for the whole process group; SIGTERM aimed at one
+  // worker stops just that worker (and the supervisor replaces it).
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('disconnect', () => stop('supervisor gone'));
+  process.send?.({ type: 'ready', role } satisfies IpcMessage);
+}
+
+interface Slot {
+  role: WorkerRole;
+  worker?: Worker;
+  startedAt: number;
+  ready: boolean;
+  crashes: number;
+  restartTimer?: NodeJS.Timeout;
+}
+
+/**
+ * node:cluster shares one listening socket per (host, port) among workers, so a controller
+ * and normal workers both configured with port 0 would share the scan socket. The supervisor
+ * therefore picks the controller's port itself (a port briefly bound and released).
+ */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen({ host, port: 0 }, () => {
+      const port = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The cluster primary: forks, watches and replaces workers. */
+async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Promise<void> {
+  const controllerEnv: Record<string, string> = {};
+  if (cfg.workers.controller.enabled && cfg.workers.controller.port === 0) {
+    controllerEnv[CONTROLLER_PORT_ENV] = String(await freePort(cfg.workers.controller.host));
+  }
+  const slog = log.child('supervisor');
+  const slots: Slot[] = [];
+  for (let i = 0; i < count; i++) slots.push({ role: 'normal', startedAt: 0, ready: false, crashes: 0 });
+  if (cfg.workers.controller.enabled) slots.push({ role: 'controller', startedAt: 0, ready: false, crashes: 0 });
+  let stopping = false;
+  let started = false; // every slot has been ready once: from now on crashes are restarted
+
+  const fork = (slot: Slot) => {
+    slot.restartTimer = undefined;
+    slot.ready = false;
+    slot.startedAt = Date.now();
+    const worker = cluster.fork({ [ROLE_ENV]: slot.role, ...(slot.role === 'controller' ? controllerEnv : {}) });
+    slot.worker = worker;
+    worker.on('message', (m: IpcMessage) => {
+      if (m?.type !== 'ready') return;
+      slot.ready = true;
+      if (!started && slots.every((s) => s.ready)) {
+        started = true;
+        slog.info(`started ${count} normal worker(s)${cfg.workers.controller.enabled ? ' and a controller' : ''}`, { normal: count });
+      }
+    });
+    worker.on('exit', (code, signal) => onExit(slot, worker, code, signal));
+  };
+
+  let exitCode = 0;
+  const finishIfDone = () => {
+    if (slots.every((s) => !s.worker)) {
+      slog.info('stopped', { status: exitCode });
+      process.exit(exitCode);
+    }
+  };
+
+  const onExit = (slot: Slot, worker: Worker, code: number | null, signal: string | null) => {
+    if (slot.worker !== worker) return;
+    slot.worker = undefined;
+    const pid = worker.process.pid;
+    if (stopping) return finishIfDone();
+    const why = signal ? `killed by ${signal}` : `exited with status ${code}`;
+    if (!started) {
+      // A worker that cannot come up means the config or the machine is wrong: starting
+      // with fewer workers than configured would be running half-configured.
+      slog.error(`${slot.role} worker ${pid} ${why} before it was ready; stopping`, { worker: slot.role, workerPid: pid, code, signal });
+      stopAll(1);
+      return;
+    }
+    const lived = Date.now() - slot.startedAt;
+    slot.crashes = lived >= STABLE_AFTER_MS ? 1 : slot.crashes + 1;
+    const delay = Math.min(RESTART_BASE_MS * 2 ** (slot.crashes - 1), RESTART_MAX_MS);
+    slog.warn(`${slot.role} worker ${pid} ${why}; restarting in ${delay} ms`, { worker: slot.role, workerPid: pid, code, signal, delayMs: delay, crashesInARow: slot.crashes });
+    slot.restartTimer = setTimeout(() => fork(slot), delay);
+  };
+
+  const stopAll = (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    exitCode = code;
+    for (const s of slots) {
+      if (s.restartTimer) clearTimeout(s.restartTimer);
+      s.restartTimer = undefined;
+      // A worker still starting has no message handler yet; a signal reaches it either way.
+      if (s.ready && s.worker?.isConnected()) s.worker.send({ type: 'shutdown' } satisfies IpcMessage);
+      else s.worker?.process.kill('SIGTERM');
+    }
+    setTimeout(() => {
+      for (const s of slots) if (s.worker) s.worker.process.kill('SIGKILL');
+      slog.error('workers did not stop in time; killed');
+      process.exit(1);
+    }, graceMs(cfg) + SHUTDOWN_EXTRA_MS).unref();
+    finishIfDone();
+  };
+
+  process.on('exit', () => {
+    for (const s of slots) s.worker?.process.kill('SIGKILL');
+  });
+  onStopSignal((signal) => {
+    slog.info('stopping', { signal });
+    stopAll(0);
+  });
+  for (const s of slots) fork(s);
+}
+
+/**
+ * `mailsift serve`. Loads the configuration (throws ConfigError on any problem, before any
+ * listener opens), then runs the workers. Resolves once this process is set up.
+ */
+export async function serve(opts: ServeOptions): Promise<void> {
+  const cfg = await loadConfig(opts.confDir);
+  const moduleIssues = moduleConfigIssues(cfg, builtinModules);
+  if (moduleIssues.length) throw new ConfigError(moduleIssues);
+  const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format });
+  if (cluster.isWorker) {
+    const port = process.env[CONTROLLER_PORT_ENV];
+    if (port) cfg.workers.controller.port = Number(port);
+    return runClusterWorker(cfg, log, opts.serverName);
+  }
+  if (opts.single) return runSingle(cfg, log, opts.serverName);
+  return runPrimary(cfg, log, opts.workers ?? cfg.workers.normal.count);
+}

@@ -1,0 +1,67 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
+import { runCli } from './run-cli.js';
+
+async function configtest(dir: string): Promise<{ code: number | null; out: string }> {
+  const run = runCli(['configtest', '-c', dir]);
+  const { code } = await run.exited;
+  return { code, out: run.output() };
+}
+
+test('configtest: the shipped conf/ is OK', async () => {
+  const r = await configtest('conf');
+  assert.equal(r.code, 0, r.out);
+  assert.equal(r.out.trim(), 'syntax OK');
+});
+
+test('configtest: every error in every file, exit status 1', async () => {
+  const dir = await makeConfDir({
+    'mailsift.yaml': 'logging:\n  level: loud\nactions:\n  reject: "high"\n',
+    'local.d/mailsift.yaml': 'workers:\n  normal:\n    max_message: -1\n',
+  });
+  try {
+    const r = await configtest(dir);
+    assert.equal(r.code, 1);
+    assert.doesNotMatch(r.out, /syntax OK/);
+    assert.match(r.out, /mailsift\.yaml:2:10: logging\.level: expected one of: .*found "loud"/);
+    assert.match(r.out, /mailsift\.yaml:4:11: actions\.reject: expected a number or a map, found "high"/);
+    assert.match(r.out, /local\.d\/mailsift\.yaml:3:18: workers\.normal\.max_message: expected a non-negative size.*found -1/);
+  } finally {
+    await removeConfDir(dir);
+  }
+});
+
+test('configtest: module configs are checked against the modules and their schemas', async () => {
+  const dir = await makeConfDir({
+    'local.d/gtube.yaml': 'gtube_patterns: sometimes\n',
+    'local.d/gtueb.yaml': 'gtube_patterns: all\n',
+  });
+  try {
+    const r = await configtest(dir);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /local\.d\/gtube\.yaml:1:17: gtube_patterns: expected one of: "reject", "all", "disabled", found "sometimes"/);
+    assert.match(r.out, /local\.d\/gtueb\.yaml: expected a module's file name \(did you mean "gtube\.yaml"\?\)/);
+  } finally {
+    await removeConfDir(dir);
+  }
+});
+
+test('configtest: modules switched off and valid module config pass, with a note per module off', async () => {
+  const dir = await makeConfDir({ 'local.d/gtube.yaml': 'gtube_patterns: disabled\n', 'local.d/mime.yaml': 'enabled: false\n' });
+  try {
+    const r = await configtest(dir);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /module gtube is off: config/);
+    assert.match(r.out, /module mime is off: disabled in config/);
+    assert.match(r.out, /syntax OK\n$/);
+  } finally {
+    await removeConfDir(dir);
+  }
+});
+
+test('configtest: a missing directory is an error', async () => {
+  const r = await configtest('/nonexistent/mailsift');
+  assert.equal(r.code, 1);
+  assert.match(r.out, /expected a configuration directory/);
+});

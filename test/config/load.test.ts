@@ -1,0 +1,240 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/load.js';
+import { ConfigError, isConfigError, type ConfigIssue } from '../../src/config/errors.js';
+import { makeConfDir, removeConfDir } from './conf-dir.js';
+
+/** Runs loadConfig expecting failure; returns the issues. */
+async function issuesOf(files: Record<string, string | Buffer>): Promise<readonly ConfigIssue[]> {
+  const dir = await makeConfDir(files);
+  try {
+    await loadConfig(dir);
+  } catch (err) {
+    assert.ok(isConfigError(err), `expected a ConfigError, got ${String(err)}`);
+    assert.ok(err instanceof ConfigError);
+    return err.issues;
+  } finally {
+    await removeConfDir(dir);
+  }
+  assert.fail('loadConfig accepted an invalid configuration');
+}
+
+async function load(files: Record<string, string | Buffer>) {
+  const dir = await makeConfDir(files);
+  try {
+    return await loadConfig(dir);
+  } finally {
+    await removeConfDir(dir);
+  }
+}
+
+test('an empty directory yields the embedded defaults', async () => {
+  const cfg = await load({});
+  assert.deepEqual(cfg.engine.actions, { reject: { threshold: 15 }, 'add header': { threshold: 6 }, greylist: { threshold: 4 } });
+  assert.equal(cfg.engine.subjectTemplate, '*** SPAM *** %s');
+  assert.equal(cfg.engine.taskTimeout, 8);
+  assert.equal(cfg.workers.normal.host, '127.0.0.1');
+  assert.equal(cfg.workers.normal.port, 11333);
+  assert.equal(cfg.workers.normal.count, availableParallelism());
+  assert.equal(cfg.workers.normal.maxMessage, 50 * 1024 * 1024);
+  assert.deepEqual([cfg.workers.controller.host, cfg.workers.controller.port], ['127.0.0.1', 11334]);
+  assert.deepEqual(cfg.files, []);
+});
+
+test('the shipped conf/ directory is valid and keeps the documented defaults', async () => {
+  const cfg = await loadConfig('conf');
+  assert.equal(cfg.engine.actions.reject?.threshold, 15);
+  assert.equal(cfg.engine.actions['add header']?.threshold, 6);
+  assert.equal(cfg.workers.normal.port, 11333);
+  assert.equal(cfg.workers.controller.port, 11334);
+  assert.ok(cfg.files.some((f) => f.endsWith('mailsift.yaml')));
+  assert.equal(cfg.dataDir, join(cfg.dir, '..', 'data'));
+});
+
+test('values are converted: sizes, durations, binds, wire action names, settings', async () => {
+  const cfg = await load({
+    'mailsift.yaml': [
+      'workers:',
+      '  normal: { bind: "[::1]:0", count: 3, max_message: 512k, task_timeout: 1500ms }',
+      '  controller: { bind: "*:9999" }',
+      'actions: { reject: 20, "add header": 7, rewrite_subject: 9, soft_reject: null, discard: { threshold: 30, milter: discard }, subject: "[SPAM] %s" }',
+      'settings:',
+      '  outbound: { priority: high, user: "@example.com", apply: { actions: { reject: null } } }',
+      '  by_id_only: { apply: { symbols_disabled: [ONCE_RECEIVED] } }',
+      'composites:',
+      '  MY_COMP: { expression: "A & !B", score: 2.5, policy: remove_weight }',
+      'hostname: mx.example.net',
+    ].join('\n'),
+  });
+  assert.deepEqual([cfg.workers.normal.host, cfg.workers.normal.port, cfg.workers.normal.count], ['::1', 0, 3]);
+  assert.equal(cfg.workers.normal.maxMessage, 512 * 1024);
+  assert.equal(cfg.engine.taskTimeout, 1.5);
+  assert.deepEqual([cfg.workers.controller.host, cfg.workers.controller.port], ['0.0.0.0', 9999]);
+  assert.deepEqual(cfg.engine.actions, {
+    reject: { threshold: 20 },
+    'add header': { threshold: 7 },
+    greylist: { threshold: 4 },
+    'rewrite subject': { threshold: 9 },
+    'soft reject': { threshold: null },
+    discard: { threshold: 30, milter: 'discard' },
+  });
+  assert.equal(cfg.engine.subjectTemplate, '[SPAM] %s');
+  assert.deepEqual(cfg.engine.settings, [
+    { id: 'outbound', priority: 3, apply: { actions: { reject: null } }, conditions: { user: ['@example.com'] } },
+    { id: 'by_id_only', priority: 1, apply: { symbols_disabled: ['ONCE_RECEIVED'] } },
+  ]);
+  assert.deepEqual(cfg.engine.composites, [{ name: 'MY_COMP', expression: 'A & !B', score: 2.5, policy: 'remove_weight' }]);
+  assert.equal(cfg.engine.hostname, 'mx.example.net');
+});
+
+test('local.d merges maps key by key and replaces lists', async () => {
+  const cfg = await load({
+    'mailsift.yaml': 'workers:\n  normal:\n    max_message: 10M\n    count: 2\nactions:\n  reject: 20\ndisabled_modules: [a, b]\n',
+    'local.d/mailsift.yaml': 'workers:\n  normal:\n    count: 5\ndisabled_modules: [c]\n',
+  });
+  assert.equal(cfg.workers.normal.count, 5);
+  assert.equal(cfg.workers.normal.maxMessage, 10 * 1024 * 1024, 'sibling key from the base file survives');
+  assert.equal(cfg.engine.actions.reject?.threshold, 20);
+  assert.deepEqual(cfg.engine.disabledModules, ['c']);
+  assert.equal(cfg.files.length, 2);
+});
+
+test('override.d replaces the file and its local.d layer whole', async () => {
+  const cfg = await load({
+    'mailsift.yaml': 'actions:\n  reject: 20\nworkers:\n  normal:\n    count: 2\n',
+    'local.d/mailsift.yaml': 'actions:\n  greylist: 1\n',
+    'override.d/mailsift.yaml': 'logging:\n  level: debug\n',
+  });
+  assert.equal(cfg.engine.actions.reject?.threshold, 15, 'back to the default: the base file is not read');
+  assert.equal(cfg.engine.actions.greylist?.threshold, 4, 'local.d is not read either');
+  assert.equal(cfg.logging.level, 'debug');
+  assert.equal(cfg.files.length, 1);
+  assert.match(cfg.files[0]!, /override\.d[/\\]mailsift\.yaml$/);
+});
+
+test('module configs: local.d merged, override.d replacing, enabled: false disabling', async () => {
+  const cfg = await load({
+    'local.d/gtube.yaml': 'gtube_patterns: all\n',
+    'local.d/headers.yaml': 'a: { b: 1, c: 2 }\nlist: [1, 2]\n',
+    'override.d/headers.yaml': 'a: { b: 3 }\n',
+    'local.d/mime.yaml': 'enabled: false\nx: 1\n',
+  });
+  assert.deepEqual(cfg.engine.modules.gtube, { gtube_patterns: 'all' });
+  assert.deepEqual(cfg.engine.modules.headers, { a: { b: 3 } });
+  assert.deepEqual(cfg.engine.modules.mime, { x: 1 });
+  assert.deepEqual(cfg.engine.disabledModules, ['mime']);
+});
+
+test('groups.yaml and mailsift.yaml groups/symbols become engine groups and symbol overrides', async () => {
+  const cfg = await load({
+    'groups.yaml': 'headers:\n  max_score: 8\n  symbols:\n    MISSING_DATE: { score: 1, description: no date }\n    MISSING_MID: 2.5\n',
+    'mailsift.yaml': 'groups:\n  headers: { max_score: 9 }\nsymbols:\n  MISSING_DATE: 4\n',
+  });
+  assert.deepEqual(cfg.engine.groups.headers, { maxScore: 9 });
+  assert.deepEqual(cfg.engine.symbols.MISSING_DATE, { group: 'headers', score: 4, description: 'no date' });
+  assert.deepEqual(cfg.engine.symbols.MISSING_MID, { group: 'headers', score: 2.5 });
+});
+
+test('groups.yaml may also be written under a top-level `groups:` key', async () => {
+  const cfg = await load({ 'groups.yaml': 'groups:\n  mime_types:\n    max_score: 10\n    symbols: { MIME_BAD: 2 }\n' });
+  assert.deepEqual(cfg.engine.groups.mime_types, { maxScore: 10 });
+  assert.deepEqual(cfg.engine.symbols.MIME_BAD, { group: 'mime_types', score: 2 });
+  const issues = await issuesOf({ 'groups.yaml': 'groups:\n  mime_types:\n    max_scor: 10\n' });
+  assert.equal(issues[0]!.path, 'mime_types.max_scor');
+  assert.equal(issues[0]!.line, 3);
+  assert.match(issues[0]!.expected, /did you mean "max_score"/);
+});
+
+test('a wrong type names the file, key path, expected and found, with line:column', async () => {
+  const issues = await issuesOf({ 'mailsift.yaml': 'logging:\n  level: 5\n  format: text\n' });
+  assert.equal(issues.length, 1);
+  const [i] = issues;
+  assert.match(i!.file, /mailsift\.yaml$/);
+  assert.equal(i!.path, 'logging.level');
+  assert.match(i!.expected, /one of: "debug", "info"/);
+  assert.equal(i!.found, '5');
+  assert.deepEqual([i!.line, i!.column], [2, 10]);
+});
+
+test('an unknown key is an error with a suggestion', async () => {
+  const issues = await issuesOf({ 'mailsift.yaml': 'workers:\n  normal:\n    max_mesage: 10M\n' });
+  assert.equal(issues.length, 1);
+  assert.equal(issues[0]!.path, 'workers.normal.max_mesage');
+  assert.match(issues[0]!.expected, /did you mean "max_message"/);
+  assert.deepEqual([issues[0]!.line, issues[0]!.column], [3, 5]);
+});
+
+test('a negative max_message is rejected', async () => {
+  const issues = await issuesOf({ 'mailsift.yaml': 'workers:\n  normal:\n    max_message: -1\n' });
+  assert.equal(issues[0]!.path, 'workers.normal.max_message');
+  assert.match(issues[0]!.expected, /non-negative size/);
+  assert.equal(issues[0]!.found, '-1');
+});
+
+test('bad YAML syntax reports the file and line', async () => {
+  const issues = await issuesOf({ 'mailsift.yaml': 'actions:\n  reject: 15\n  greylist: [4\nlogging: {}\n' });
+  assert.equal(issues.length, 1);
+  assert.equal(issues[0]!.expected, 'valid YAML');
+  assert.ok(issues[0]!.line !== undefined && issues[0]!.line >= 3, `line ${issues[0]!.line}`);
+});
+
+test('a key written twice is a YAML error, not a silent override', async () => {
+  const issues = await issuesOf({ 'mailsift.yaml': 'actions:\n  reject: 15\n  reject: 16\n' });
+  assert.equal(issues[0]!.expected, 'valid YAML');
+  assert.equal(issues[0]!.line, 3);
+});
+
+test('several errors in several files are reported together, blaming the layer that set the value', async () => {
+  const issues = await issuesOf({
+    'mailsift.yaml': 'workers:\n  normal:\n    count: 2\n',
+    'local.d/mailsift.yaml': '\nworkers:\n  normal:\n    count: 0\nactions:\n  add_heder: 5\n',
+    'local.d/groups.yaml': 'headers: { max_score: "lots" }\n',
+  });
+  const byPath = new Map(issues.map((i) => [i.path, i]));
+  const count = byPath.get('workers.normal.count');
+  assert.ok(count, JSON.stringify(issues));
+  assert.match(count.file, /local\.d[/\\]mailsift\.yaml$/);
+  assert.equal(count.line, 4);
+  assert.match(byPath.get('actions.add_heder')!.expected, /did you mean "add_header"/);
+  const group = byPath.get('headers.max_score');
+  assert.ok(group);
+  assert.match(group.file, /local\.d[/\\]groups\.yaml$/);
+  assert.equal(group.found, '"lots"');
+  assert.equal(issues.length, 3);
+});
+
+test('the same action under two spellings is an error', async () => {
+  const issues = await issuesOf({ 'mailsift.yaml': 'actions:\n  add_header: 6\n  "add header": 7\n' });
+  assert.equal(issues.length, 1);
+  assert.equal(issues[0]!.path, 'actions.add header');
+});
+
+test('zstd dictionaries: a missing file and an id that contradicts the file are errors', async () => {
+  const trained = Buffer.alloc(64);
+  trained.writeUInt32LE(0xec30a437, 0);
+  trained.writeUInt32LE(4242, 4);
+  const issues = await issuesOf({
+    'in.dict': trained,
+    'mailsift.yaml': 'workers:\n  normal:\n    zstd_input_dictionary: { file: in.dict, id: 7 }\n    zstd_output_dictionary: nope.dict\n',
+  });
+  const paths = issues.map((i) => i.path).sort();
+  assert.deepEqual(paths, ['workers.normal.zstd_input_dictionary.id', 'workers.normal.zstd_output_dictionary']);
+  assert.match(issues.find((i) => i.path.endsWith('.id'))!.expected, /4242/);
+
+  const raw = await issuesOf({ 'raw.dict': 'some raw content', 'mailsift.yaml': 'workers:\n  normal:\n    zstd_output_dictionary: raw.dict\n' });
+  assert.match(raw[0]!.expected, /trained zstd dictionary/);
+  assert.equal(raw[0]!.line, 3);
+
+  const ok = await load({ 'in.dict': trained, 'mailsift.yaml': 'workers:\n  normal:\n    zstd_input_dictionary: in.dict\n    zstd_output_dictionary: { file: in.dict, id: 4242 }\n' });
+  assert.equal(ok.workers.normal.dictionaries.input?.id, 4242);
+  assert.equal(ok.workers.normal.dictionaries.output?.id, 4242);
+  assert.deepEqual(ok.workers.normal.dictionaries.output?.data, trained);
+});
+
+test('a missing directory and a non-map document are errors', async () => {
+  await assert.rejects(loadConfig('/nonexistent/mailsift-conf'), (err: unknown) => isConfigError(err) && /configuration directory/.test(err.message));
+  const issues = await issuesOf({ 'mailsift.yaml': '- a\n- b\n' });
+  assert.match(issues[0]!.expected, /map of settings/);
+});
