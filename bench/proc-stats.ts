@@ -1,0 +1,105 @@
+// CPU time and memory of a server's process tree, read from /proc (Linux only): the supervisor
+// and every descendant (cluster workers, Rspamd's forked workers), so multi-process servers are
+// measured whole.
+import { readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+
+/** Clock ticks per second for utime/stime; 100 on every Linux we run on, but ask once. */
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+interface ProcInfo {
+  pid: number;
+  ppid: number;
+  /** utime + stime + cutime + cstime, in ms (children already reaped still count). */
+  cpuMs: number;
+}
+
+function readStat(pid: number): ProcInfo | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // The command name is in parentheses and may contain spaces: split after the last ')'.
+    const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14]);
+    return { pid, ppid: Number(rest[1]), cpuMs: (ticks * 1000) / CLK_TCK };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The given roots and all their live descendants. */
+export function processTree(roots: number[]): number[] {
+  const all: ProcInfo[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const p = readStat(Number(d));
+    if (p) all.push(p);
+  }
+  const inTree = new Set(roots.filter((r) => all.some((p) => p.pid === r)));
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of all) {
+      if (!inTree.has(p.pid) && inTree.has(p.ppid)) {
+        inTree.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  return [...inTree];
+}
+
+/** Total CPU ms used so far by the tree under `roots`. */
+export function treeCpuMs(roots: number[]): number {
+  let sum = 0;
+  for (const pid of processTree(roots)) sum += readStat(pid)?.cpuMs ?? 0;
+  return sum;
+}
+
+/**
+ * Resident memory of the tree right now, in bytes. Forked workers share pages with their parent,
+ * so plain RSS would count shared code once per process; PSS (proportional set size) splits each
+ * shared page between its sharers, and the sum is the memory the tree really holds. Falls back to
+ * VmRSS where smaps_rollup is missing or unreadable.
+ */
+export function treeRssBytes(roots: number[]): number {
+  let sum = 0;
+  for (const pid of processTree(roots)) {
+    try {
+      const m = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
+      if (m) {
+        sum += Number(m[1]) * 1024;
+        continue;
+      }
+    } catch { /* fall back to VmRSS below */ }
+    try {
+      const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+      if (m) sum += Number(m[1]) * 1024;
+    } catch { /* the process exited between listing and reading */ }
+  }
+  return sum;
+}
+
+/** Samples the tree's summed RSS until stopped; `peak` is the highest sum seen. */
+export class RssSampler {
+  peak = 0;
+  readonly #timer: NodeJS.Timeout;
+  constructor(readonly roots: () => number[], intervalMs = 100) {
+    this.sample();
+    this.#timer = setInterval(() => this.sample(), intervalMs);
+    this.#timer.unref();
+  }
+  sample(): void {
+    this.peak = Math.max(this.peak, treeRssBytes(this.roots()));
+  }
+  stop(): number {
+    clearInterval(this.#timer);
+    this.sample();
+    return this.peak;
+  }
+}

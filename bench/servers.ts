@@ -1,0 +1,157 @@
+// Starting and stopping the servers the benchmark measures: mailsift (`serve`, N normal workers,
+// on free ports, from a private copy of conf/) and the reference Rspamd from
+// /work/shared/tools/reference-rspamd (2 workers, DNS stub answering NXDOMAIN).
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { ScanClient } from '../src/client/index.js';
+
+const execFileP = promisify(execFile);
+
+/** How long a server may take to answer /ping after start (Rspamd compiles its rules first). */
+const START_TIMEOUT_MS = 90_000;
+/** How long a server gets to exit after SIGTERM before SIGKILL. */
+const STOP_GRACE_MS = 5_000;
+
+export const REFERENCE_RSPAMD_DIR = '/work/shared/tools/reference-rspamd';
+const RSPAMD_STATE = process.env.BENCH_RSPAMD ?? '/tmp/bench-rspamd';
+const RSPAMD_SCAN = '127.0.0.1:24333';
+
+export interface RunningServer {
+  name: string;
+  /** host:port of the scan worker. */
+  scan: string;
+  /** Roots of the process trees whose CPU and memory count for this server. */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPing(scan: string, child: ChildProcess | undefined, log: () => string): Promise<void> {
+  const client = new ScanClient({ server: scan, timeoutMs: 1000, keepAlive: false });
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  try {
+    for (;;) {
+      if (child && child.exitCode !== null) throw new Error(`server exited with code ${child.exitCode} before answering /ping:\n${log()}`);
+      try {
+        if ((await client.ping()) === 'pong') return;
+      } catch { /* not listening yet */ }
+      if (Date.now() > deadline) throw new Error(`no /ping answer on ${scan} within ${START_TIMEOUT_MS} ms:\n${log()}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/** The part of mailsift.yaml the benchmark rewrites; everything else is kept as shipped. */
+interface BenchConf {
+  workers?: { normal?: Record<string, unknown>; controller?: Record<string, unknown>; [k: string]: unknown };
+  [k: string]: unknown;
+}
+
+/**
+ * The command that runs the mailsift CLI: the built dist when the benchmark itself runs from dist
+ * (npm run bench builds both together), else the sources via tsx, so a tsx run never measures a
+ * stale build.
+ */
+function mailsiftCommand(repoRoot: string): string[] {
+  const dist = join(repoRoot, 'dist', 'src', 'cli', 'mailsift.js');
+  if (existsSync(dist) && !import.meta.url.endsWith('.ts') && !process.env.BENCH_USE_TSX) return [dist];
+  return ['--import', 'tsx', join(repoRoot, 'src', 'cli', 'mailsift.ts')];
+}
+
+/** Start `mailsift serve` with `workers` normal workers on free loopback ports. */
+export async function startMailsift(repoRoot: string, workers: number): Promise<RunningServer> {
+  const confDir = await mkdtemp(join(tmpdir(), 'mailsift-bench-'));
+  await cp(join(repoRoot, 'conf'), confDir, { recursive: true });
+  const mainFile = join(confDir, 'mailsift.yaml');
+  const conf: BenchConf = ((existsSync(mainFile) ? parseYaml(await readFile(mainFile, 'utf8')) : {}) as BenchConf | null) ?? {};
+  const scanPort = await freePort();
+  const controllerPort = await freePort();
+  conf.workers = {
+    ...(conf.workers ?? {}),
+    normal: { ...(conf.workers?.normal ?? {}), bind: `127.0.0.1:${scanPort}`, count: workers },
+    controller: { ...(conf.workers?.controller ?? {}), bind: `127.0.0.1:${controllerPort}` },
+  };
+  await writeFile(mainFile, stringifyYaml(conf));
+  let output = '';
+  const child = spawn(process.execPath, [...mailsiftCommand(repoRoot), 'serve', '-c', confDir], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+  const keep = (c: Buffer): void => { output = (output + c.toString()).slice(-8000); };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const scan = `127.0.0.1:${scanPort}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(t);
+    }
+    await rm(confDir, { recursive: true, force: true });
+  };
+  try {
+    await waitForPing(scan, child, () => output);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { name: 'mailsift', scan, pids: () => [child.pid!], stop };
+}
+
+function pidFile(name: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(RSPAMD_STATE, 'run', `${name}.pid`), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Start the reference Rspamd (scan worker on 127.0.0.1:24333); its redis counts towards its CPU and memory. */
+export async function startReferenceRspamd(workers: number): Promise<RunningServer> {
+  const script = join(REFERENCE_RSPAMD_DIR, 'rspamd.sh');
+  const env = { ...process.env, RSPAMD_WORKERS: String(workers), RSPAMD_LOGLEVEL: 'error' };
+  try {
+    await execFileP('bash', [script, 'start'], { env, timeout: START_TIMEOUT_MS });
+  } catch (e) {
+    const err = e as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`reference Rspamd did not start: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+  }
+  const stop = async (): Promise<void> => {
+    await execFileP('bash', [script, 'stop'], { env, timeout: 30_000 }).catch(() => undefined);
+  };
+  try {
+    await waitForPing(RSPAMD_SCAN, undefined, () => 'see /tmp/bench-rspamd/log');
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return {
+    name: 'rspamd',
+    scan: RSPAMD_SCAN,
+    pids: () => [pidFile('rspamd-main'), pidFile('redis')].filter((p): p is number => p !== undefined),
+    stop,
+  };
+}
