@@ -67,6 +67,8 @@ export interface FuzzyRecord {
   value: number;
   /** Seconds since the epoch of the last add/refresh. */
   updated: number;
+  /** Lifetime in seconds after `updated` (export/import carry it; the store's default when absent). */
+  expire?: number;
 }
 
 export interface FuzzyMatch {

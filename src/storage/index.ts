@@ -1,0 +1,198 @@
+// openStores: builds the four stores from the `stores:` config section. Each store takes the
+// global back end and connection settings, overridden by its own sub-section. Stores on the same
+// SQLite file share one connection; stores with the same Redis settings share one client.
+//
+// A Redis that is down does not stop the opening: openStores waits at most the connect timeout,
+// logs, and returns stores whose calls fail fast with STORE_UNAVAILABLE until Redis answers.
+
+import { isAbsolute, join } from 'node:path';
+import type { Logger } from '../plugin-api/index.js';
+import type { StoresConfigValue } from '../config/schema.js';
+import type { BayesStore, FuzzyStore, HistoryStore, KvStore, Stores } from './types.js';
+import { SqliteBayesStore } from './sqlite/bayes.js';
+import { SqliteFuzzyStore } from './sqlite/fuzzy.js';
+import { SqliteHistoryStore } from './sqlite/history.js';
+import { SqliteKvStore } from './sqlite/kv.js';
+import type { SqliteOptions } from './sqlite/db.js';
+import { DEFAULT_BUSY_TIMEOUT_MS } from './sqlite/db.js';
+import { RedisBayesStore } from './redis/bayes.js';
+import { RedisFuzzyStore } from './redis/fuzzy.js';
+import { RedisHistoryStore } from './redis/history.js';
+import { RedisKvStore } from './redis/kv.js';
+import {
+  closeClient,
+  createRedisClient,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  waitReady,
+  type RedisClient,
+  type RedisConnectionConfig,
+} from './redis/client.js';
+
+export * from './types.js';
+export type { RedisConnectionConfig } from './redis/client.js';
+
+/** The SQLite file's name in data_dir when `stores.sqlite.path` is not set. */
+export const DEFAULT_SQLITE_FILE = 'mailsift.sqlite';
+/** History rows kept when the controller does not say (Rspamd's history_rows default). */
+export const DEFAULT_HISTORY_ROWS = 200;
+/** Key prefix in Redis when `stores.redis.prefix` is not set. */
+export const DEFAULT_REDIS_PREFIX = 'mailsift:';
+
+/** What openStores reads; a LoadedConfig (src/config/load.ts) fits. */
+export interface OpenStoresConfig {
+  dataDir: string;
+  stores?: StoresConfigValue;
+  workers?: { controller?: { historyRows?: number } };
+}
+
+/** The section's defaults (same as an empty `stores:` in mailsift.yaml), for callers without one. */
+const DEFAULT_STORES: StoresConfigValue = {
+  backend: 'sqlite',
+  sqlite: {},
+  redis: {},
+  bayes: {},
+  fuzzy: { expire: 172800 },
+  history: {},
+  kv: {},
+};
+
+type StoreName = 'bayes' | 'fuzzy' | 'history' | 'kv';
+type SqliteSection = StoresConfigValue['sqlite'];
+type RedisSection = StoresConfigValue['redis'];
+
+/**
+ * History rows are written after every scan and are only a view of recent traffic, so their
+ * connection does not fsync each commit (synchronous=NORMAL: safe against a process crash, may
+ * lose the newest rows on power loss) unless `stores.history.sqlite.synchronous` says otherwise;
+ * an fsync per scan would block the event loop for milliseconds on every message.
+ */
+const HISTORY_SYNCHRONOUS: SqliteSection['synchronous'] = 'normal';
+
+function sqliteOptions(dataDir: string, s: SqliteSection): SqliteOptions {
+  const path = s.path ?? DEFAULT_SQLITE_FILE;
+  return {
+    path: isAbsolute(path) ? path : join(dataDir, path),
+    busyTimeoutMs: s.busy_timeout !== undefined ? s.busy_timeout * 1000 : DEFAULT_BUSY_TIMEOUT_MS,
+    synchronous: s.synchronous ?? 'full',
+  };
+}
+
+function redisConfig(r: RedisSection): RedisConnectionConfig {
+  return {
+    servers: r.servers ?? ['127.0.0.1:6379'],
+    sentinels: r.sentinels ?? [],
+    ...(r.name !== undefined ? { name: r.name } : {}),
+    cluster: r.cluster ?? false,
+    db: r.db ?? 0,
+    ...(r.username !== undefined ? { username: r.username } : {}),
+    ...(r.password !== undefined ? { password: r.password } : {}),
+    prefix: r.prefix ?? DEFAULT_REDIS_PREFIX,
+    connectTimeoutMs: r.connect_timeout !== undefined ? r.connect_timeout * 1000 : DEFAULT_CONNECT_TIMEOUT_MS,
+    commandTimeoutMs: r.command_timeout !== undefined ? r.command_timeout * 1000 : DEFAULT_COMMAND_TIMEOUT_MS,
+  };
+}
+
+/** Shared Redis clients, closed when the last store using one closes. */
+class RedisPool {
+  readonly #clients = new Map<string, { client: RedisClient; refs: number }>();
+  readonly #log: Logger;
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  acquire(cfg: RedisConnectionConfig, label: string): { client: RedisClient; release: () => Promise<void> } {
+    // The prefix does not change the connection.
+    const id = JSON.stringify({ ...cfg, prefix: '' });
+    let entry = this.#clients.get(id);
+    if (!entry) {
+      entry = { client: createRedisClient(cfg, this.#log, label), refs: 0 };
+      this.#clients.set(id, entry);
+    }
+    entry.refs++;
+    const e = entry;
+    let released = false;
+    return {
+      client: e.client,
+      release: async () => {
+        if (released) return;
+        released = true;
+        if (--e.refs === 0) {
+          this.#clients.delete(id);
+          await closeClient(e.client);
+        }
+      },
+    };
+  }
+
+  clients(): RedisClient[] {
+    return [...this.#clients.values()].map((e) => e.client);
+  }
+}
+
+/** Opens every store. Never throws because Redis is down; SQLite errors (bad path) do throw. */
+export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<Stores> {
+  const sc = cfg.stores ?? DEFAULT_STORES;
+  const historyRows = cfg.workers?.controller?.historyRows ?? DEFAULT_HISTORY_ROWS;
+  const pool = new RedisPool(log);
+  const opened: { close(): Promise<void> }[] = [];
+  const connectTimeouts: number[] = [];
+
+  const build = <T extends { close(): Promise<void> }>(
+    name: StoreName,
+    sqlite: (o: SqliteOptions) => T,
+    redis: (c: RedisClient, prefix: string, release: () => Promise<void>) => T,
+  ): T => {
+    const o = sc[name];
+    const backend = o.backend ?? sc.backend;
+    let store: T;
+    if (backend === 'sqlite') {
+      const own: SqliteSection = name === 'history' ? { synchronous: HISTORY_SYNCHRONOUS, ...o.sqlite } : { ...o.sqlite };
+      store = sqlite(sqliteOptions(cfg.dataDir, { ...sc.sqlite, ...own }));
+    } else {
+      const rc = redisConfig({ ...sc.redis, ...o.redis });
+      const { client, release } = pool.acquire(rc, name);
+      connectTimeouts.push(rc.connectTimeoutMs);
+      store = redis(client, rc.prefix, release);
+    }
+    opened.push(store);
+    return store;
+  };
+
+  try {
+    const bayes = build<BayesStore>('bayes', (o) => new SqliteBayesStore(o), (c, p, r) => new RedisBayesStore(c, p, r));
+    const fuzzy = build<FuzzyStore>(
+      'fuzzy',
+      (o) => new SqliteFuzzyStore(o, sc.fuzzy.expire),
+      (c, p, r) => new RedisFuzzyStore(c, p, sc.fuzzy.expire, r),
+    );
+    const history = build<HistoryStore>(
+      'history',
+      (o) => new SqliteHistoryStore(o, historyRows),
+      (c, p, r) => new RedisHistoryStore(c, p, historyRows, r),
+    );
+    const kv = build<KvStore>('kv', (o) => new SqliteKvStore(o), (c, p, r) => new RedisKvStore(c, p, r));
+
+    const clients = pool.clients();
+    if (clients.length > 0) {
+      const ready = await Promise.all(clients.map((c) => waitReady(c, Math.max(...connectTimeouts))));
+      if (ready.includes(false)) log.warn('redis store not reachable yet; its calls fail with STORE_UNAVAILABLE until it answers');
+    }
+    let closed = false;
+    return {
+      bayes,
+      fuzzy,
+      history,
+      kv,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await Promise.all(opened.map((s) => s.close()));
+      },
+    };
+  } catch (err) {
+    await Promise.all(opened.map((s) => s.close().catch(() => undefined)));
+    throw err;
+  }
+}

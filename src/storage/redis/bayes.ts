@@ -1,0 +1,179 @@
+// BayesStore on Redis. Per scope (classifier + user) four keys share one hash tag, so they live in
+// one Cluster slot and one Lua script can update them atomically:
+//   <p>bayes:{<scope>}:S / :H   hashes token (decimal u64) → count per class
+//   <p>bayes:{<scope>}:meta     hash learns_spam, learns_ham, revision
+//   <p>bayes:{<scope>}:learned  hash message digest → "spam" | "ham" (the learn cache)
+// Distinct-token totals are HLEN of S and H (a count that drops to 0 deletes its field).
+// <p>bayes:scopes is a set of every scope with data (JSON [classifier, user]).
+//
+// Durability follows the server's persistence settings (appendonly yes + appendfsync always makes
+// a replied write durable); the store cannot do better than the server it is given.
+
+import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../types.js';
+import { distinctTokens, EXPORT_PAGE, IMPORT_BATCH, u64 } from '../tokens.js';
+import { call, closeClient, redisError, RedisScript, type RedisClient } from './client.js';
+import { LEARN_LUA, UNLEARN_LUA } from './bayes-scripts.js';
+
+const learnScript = new RedisScript(LEARN_LUA);
+const unlearnScript = new RedisScript(UNLEARN_LUA);
+
+interface ScopeKeys {
+  S: string;
+  H: string;
+  meta: string;
+  learned: string;
+}
+
+export class RedisBayesStore implements BayesStore {
+  readonly #client: RedisClient;
+  readonly #prefix: string;
+  readonly #release: () => Promise<void>;
+
+  constructor(client: RedisClient, prefix: string, release: () => Promise<void> = () => closeClient(client)) {
+    this.#client = client;
+    this.#prefix = prefix;
+    this.#release = release;
+  }
+
+  #keys(scope: BayesScope): ScopeKeys {
+    // Length-prefixed so no two (classifier, user) pairs give the same tag.
+    const base = `${this.#prefix}bayes:{${scope.classifier.length}:${scope.classifier}:${scope.user}}`;
+    return { S: `${base}:S`, H: `${base}:H`, meta: `${base}:meta`, learned: `${base}:learned` };
+  }
+
+  get #scopesKey(): string {
+    return `${this.#prefix}bayes:scopes`;
+  }
+
+  async getTokens(scope: BayesScope, tokens: readonly bigint[]): Promise<BayesTokenCounts> {
+    const out: BayesTokenCounts = { spam: new Uint32Array(tokens.length), ham: new Uint32Array(tokens.length) };
+    if (tokens.length === 0) return out;
+    const k = this.#keys(scope);
+    const fields = tokens.map((t) => u64(t).toString());
+    // Both HMGETs leave in one pipeline: one round trip for every token of the message.
+    const res = await call('getTokens', this.#client.pipeline().hmget(k.S, ...fields).hmget(k.H, ...fields).exec());
+    const failed = res?.find(([err]) => err);
+    if (failed) throw redisError(failed[0], 'getTokens');
+    const [spam, ham] = (res ?? []).map(([, v]) => v as (string | null)[]);
+    for (let i = 0; i < tokens.length; i++) {
+      out.spam[i] = Number(spam?.[i] ?? 0);
+      out.ham[i] = Number(ham?.[i] ?? 0);
+    }
+    return out;
+  }
+
+  async learn(scope: BayesScope, digest: string, tokens: readonly bigint[], cls: BayesClass): Promise<LearnOutcome> {
+    const k = this.#keys(scope);
+    await call('learn', this.#client.sadd(this.#scopesKey, JSON.stringify([scope.classifier, scope.user])));
+    const fields = distinctTokens(tokens).map((t) => t.toString());
+    const r = await call('learn', learnScript.run(this.#client, [k.meta, k.S, k.H, k.learned], [digest, cls, ...fields]));
+    return r as LearnOutcome;
+  }
+
+  async unlearn(scope: BayesScope, digest: string, tokens: readonly bigint[]): Promise<boolean> {
+    const k = this.#keys(scope);
+    const fields = distinctTokens(tokens).map((t) => t.toString());
+    const r = await call('unlearn', unlearnScript.run(this.#client, [k.meta, k.S, k.H, k.learned], [digest, ...fields]));
+    return r === 1;
+  }
+
+  async learnedAs(scope: BayesScope, digest: string): Promise<BayesClass | undefined> {
+    const v = await call('learnedAs', this.#client.hget(this.#keys(scope).learned, digest));
+    return v === 'spam' || v === 'ham' ? v : undefined;
+  }
+
+  async totals(scope: BayesScope): Promise<BayesTotals> {
+    const k = this.#keys(scope);
+    const [meta, tokensSpam, tokensHam, all] = await call(
+      'totals',
+      Promise.all([this.#client.hgetall(k.meta), this.#client.hlen(k.S), this.#client.hlen(k.H), this.#scopeList()]),
+    );
+    const users = all.filter((s) => s.classifier === scope.classifier && s.user !== '').length;
+    return {
+      learnsSpam: Number(meta.learns_spam ?? 0),
+      learnsHam: Number(meta.learns_ham ?? 0),
+      tokensSpam,
+      tokensHam,
+      users,
+      revision: Number(meta.revision ?? 0),
+    };
+  }
+
+  async #scopeList(): Promise<BayesScope[]> {
+    const members = await this.#client.smembers(this.#scopesKey);
+    const out: BayesScope[] = [];
+    for (const m of members) {
+      const v = JSON.parse(m) as unknown;
+      if (Array.isArray(v) && typeof v[0] === 'string' && typeof v[1] === 'string') out.push({ classifier: v[0], user: v[1] });
+    }
+    return out.sort((a, b) => (a.classifier === b.classifier ? (a.user < b.user ? -1 : 1) : a.classifier < b.classifier ? -1 : 1));
+  }
+
+  async scopes(): Promise<BayesScope[]> {
+    return call('scopes', this.#scopeList());
+  }
+
+  async *exportTokens(scope: BayesScope): AsyncIterable<{ token: bigint; spam: number; ham: number }> {
+    const k = this.#keys(scope);
+    // Every token with a spam count (ham looked up per page), then the ham-only ones.
+    for (const [own, other, ownIsSpam] of [
+      [k.S, k.H, true],
+      [k.H, k.S, false],
+    ] as const) {
+      let cursor = '0';
+      do {
+        const [next, flat] = await call('export', this.#client.hscan(own, cursor, 'COUNT', EXPORT_PAGE));
+        cursor = next;
+        const fields: string[] = [];
+        const counts: number[] = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          fields.push(flat[i] as string);
+          counts.push(Number(flat[i + 1]));
+        }
+        if (fields.length === 0) continue;
+        const others = await call('export', this.#client.hmget(other, ...fields));
+        for (let i = 0; i < fields.length; i++) {
+          const o = Number(others[i] ?? 0);
+          if (!ownIsSpam && o > 0) continue; // already exported with the spam pass
+          const token = BigInt(fields[i] as string);
+          yield ownIsSpam ? { token, spam: counts[i] as number, ham: o } : { token, spam: 0, ham: counts[i] as number };
+        }
+      } while (cursor !== '0');
+    }
+  }
+
+  async importTokens(
+    scope: BayesScope,
+    rows: AsyncIterable<{ token: bigint; spam: number; ham: number }>,
+    totals: Pick<BayesTotals, 'learnsSpam' | 'learnsHam'>,
+  ): Promise<void> {
+    const k = this.#keys(scope);
+    await call('import', this.#client.sadd(this.#scopesKey, JSON.stringify([scope.classifier, scope.user])));
+    let batch: { token: bigint; spam: number; ham: number }[] = [];
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const p = this.#client.pipeline();
+      for (const r of batch) {
+        const f = u64(r.token).toString();
+        if (r.spam > 0) p.hset(k.S, f, r.spam);
+        else p.hdel(k.S, f);
+        if (r.ham > 0) p.hset(k.H, f, r.ham);
+        else p.hdel(k.H, f);
+      }
+      const res = await call('import', p.exec());
+      const failed = res?.find(([err]) => err);
+      if (failed) throw redisError(failed[0], 'import');
+      batch = [];
+    };
+    for await (const r of rows) {
+      batch.push(r);
+      if (batch.length >= IMPORT_BATCH) await flush();
+    }
+    await flush();
+    await call('import', this.#client.pipeline().hset(k.meta, 'learns_spam', totals.learnsSpam, 'learns_ham', totals.learnsHam).hincrby(k.meta, 'revision', 1).exec());
+  }
+
+  async close(): Promise<void> {
+    await this.#release();
+  }
+}

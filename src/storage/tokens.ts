@@ -1,0 +1,28 @@
+// Helpers shared by both Bayes back ends. Tokens are unsigned 64-bit hashes; SQLite stores
+// them as signed INTEGERs (same bits), Redis as decimal field names.
+
+const U64_MASK = (1n << 64n) - 1n;
+
+/** A token reduced to 64 bits (callers may hand in any bigint). */
+export function u64(t: bigint): bigint {
+  return t & U64_MASK;
+}
+
+export function toSigned(t: bigint): bigint {
+  return BigInt.asIntN(64, t);
+}
+
+export function fromSigned(t: bigint): bigint {
+  return BigInt.asUintN(64, t);
+}
+
+/** A message counts once per distinct token when it is learned. */
+export function distinctTokens(tokens: readonly bigint[]): bigint[] {
+  return [...new Set(tokens.map(u64))];
+}
+
+/** Rows handed to importTokens or importAll are written in batches of this size (one transaction or pipeline each). */
+export const IMPORT_BATCH = 1000;
+
+/** Export reads this many rows per query or HSCAN step, so a big statfile never sits in memory. */
+export const EXPORT_PAGE = 1000;

@@ -1,0 +1,4 @@
+import { runContract } from './contract.js';
+import { openSqlite } from './helpers.js';
+
+runContract('sqlite', openSqlite);
