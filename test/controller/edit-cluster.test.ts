@@ -1,0 +1,64 @@
+// `mailsift serve` with two normal worker processes and a controller: a /saveactions change
+// reaches both workers (separate processes, each with its own engine and store connection)
+// within a second. (A worker started after a save applies it at once: edit.test.ts.)
+
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
+import { runCli, type LogLine } from '../cli/run-cli.js';
+import { ENABLE_PASS, rawRequest } from './edit-harness.js';
+
+const HAM = '/work/shared/fixtures/scan/messages/ham.eml';
+const isListen = (worker: string) => (l: LogLine) => l.worker === worker && typeof l.port === 'number' && /^listening on /.test(l.msg);
+const CONF = [
+  'workers:',
+  '  normal: { bind: "127.0.0.1:0" }',
+  '  controller: { bind: "127.0.0.1:0", enable_password: enablepass }',
+  'data_dir: data',
+  '',
+].join('\n');
+
+async function actionOf(port: number, msg: Buffer): Promise<string> {
+  const r = await rawRequest(port, 'POST', '/checkv2', {}, msg);
+  assert.equal(r.status, 200, r.body.toString());
+  return (JSON.parse(r.body.toString()) as { action: string }).action;
+}
+
+test('a saved threshold changes the verdict of every worker process within a second', async () => {
+  const dir = await makeConfDir({ 'mailsift.yaml': CONF });
+  const srv = runCli(['serve', '--workers', '2', '-c', dir]);
+  try {
+    const tStart = Date.now();
+    await srv.waitFor((l) => /^started 2 normal worker/.test(l.msg), 'the workers to start', 120_000);
+    console.log(`# started in ${Date.now() - tStart} ms`);
+    const port = srv.lines.find(isListen('normal'))!.port!;
+    const ctl = srv.lines.find(isListen('controller'))!.port!;
+    const ham = await readFile(HAM);
+    // Fresh connections: the cluster hands them to the workers in turn.
+    for (let i = 0; i < 4; i++) assert.equal(await actionOf(port, ham), 'no action');
+    const saved = await rawRequest(ctl, 'POST', '/saveactions', { Password: ENABLE_PASS }, '[15,null,6,-100]');
+    assert.equal(saved.status, 200, saved.body.toString());
+    const t0 = Date.now();
+    // Every scan from now on must say greylist once both workers polled: 6 in a row, within a second.
+    let streak = 0;
+    let lastOld = 0;
+    while (streak < 6) {
+      const sent = Date.now() - t0;
+      if ((await actionOf(port, ham)) === 'greylist') streak++;
+      else {
+        streak = 0;
+        lastOld = sent;
+        assert.ok(sent < 1000, `a worker still scanned with the old threshold ${sent} ms after the save`);
+      }
+    }
+    console.log(`# last scan with the old threshold sent ${lastOld} ms after the save; 6 in a row with the new one by ${Date.now() - t0} ms`);
+    const tStop = Date.now();
+    srv.child.kill('SIGTERM');
+    assert.equal((await srv.exited).code, 0, srv.output());
+    console.log(`# stopped in ${Date.now() - tStop} ms`);
+  } finally {
+    srv.child.kill('SIGKILL');
+    await removeConfDir(dir);
+  }
+});

@@ -1,0 +1,140 @@
+// /actions, /symbols, /saveactions, /savesymbols against a real controller: golden replays of
+// Rspamd 3.4's exchanges, bad input saving nothing, and saved values reaching a scan on
+// another worker (own engine, own store connection) within a second.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createEngine } from '../../src/engine/index.js';
+import { builtinModules } from '../../src/modules/index.js';
+import { openStores } from '../../src/storage/index.js';
+import { readDynamicConf, startDynamicSync } from '../../src/workers/dynamic-config.js';
+import { readGolden } from './edit-fixtures.js';
+import { ENABLE_PASS, quietLog, rawRequest, READ_PASS, scanV2, startRig, type Rig } from './edit-harness.js';
+
+let rig: Rig;
+
+before(async () => {
+  rig = await startRig({ worker: true });
+});
+after(async () => {
+  await rig.close();
+});
+
+const MESSAGE = 'From: a@spammer.example\r\nTo: b@example.net\r\nSubject: hello\r\nDate: Sun, 22 Nov 2026 02:00:00 +0000\r\nMessage-ID: <t1@spammer.example>\r\n\r\nHello there.\r\n';
+const SCAN_HEADERS = { From: 'a@spammer.example', IP: '198.51.100.7', Rcpt: 'b@example.net' };
+
+async function replay(name: string, compareBody = true): Promise<void> {
+  const g = readGolden(name);
+  const r = await rawRequest(rig.controllerPort, g.method, g.path, g.headers, g.body);
+  assert.equal(r.status, g.status, `${name}: status`);
+  assert.equal(r.reason, g.reason, `${name}: reason phrase`);
+  assert.equal(r.headers.get('content-type'), g.replyHeaders.get('content-type'), `${name}: content type`);
+  assert.equal(r.headers.get('cache-control'), 'no-store');
+  if (compareBody && g.replyBody !== undefined) assert.equal(r.body.toString(), g.replyBody, `${name}: body`);
+}
+
+/** Polls a scan on the worker until `ok`; returns the time it took. */
+async function untilScan(ok: (r: Awaited<ReturnType<typeof scanV2>>) => boolean, limitMs: number): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    const r = await scanV2(rig.workerPort!, MESSAGE, SCAN_HEADERS);
+    if (ok(r)) return Date.now() - t0;
+    if (Date.now() - t0 > limitMs) throw new Error(`not visible within ${limitMs} ms: ${JSON.stringify({ action: r.action, score: r.score })}`);
+    await new Promise((res) => setTimeout(res, 25));
+  }
+}
+
+describe('actions', () => {
+  it('/actions matches 3.4 for the stock thresholds', () => replay('actions'));
+
+  it('bad /saveactions bodies are refused as 3.4 does and save nothing', async () => {
+    const before = await rig.stores.kv.get('mailsift:dynamic:conf');
+    for (const name of ['saveactions_wrong_length', 'saveactions_not_json', 'saveactions_empty_body', 'saveactions_readonly_password']) await replay(name);
+    const r = await rawRequest(rig.controllerPort, 'POST', '/saveactions', { Password: ENABLE_PASS }, '[1,2,3,"x",5]');
+    assert.equal(r.status, 400);
+    const huge = await rawRequest(rig.controllerPort, 'POST', '/saveactions', { Password: ENABLE_PASS }, `[1,2,3,4${' '.repeat(2 * 1024 * 1024)}]`);
+    assert.equal(huge.status, 413);
+    assert.equal(huge.reason, 'Body too large');
+    assert.deepEqual(await rig.stores.kv.get('mailsift:dynamic:conf'), before);
+  });
+
+  it('a saved threshold changes the verdict of the other worker within a second', async () => {
+    const first = await scanV2(rig.workerPort!, MESSAGE, SCAN_HEADERS);
+    assert.ok(first.symbols.LOCAL_FROM_LISTED, 'the test map rule fires');
+    assert.equal(first.action, 'no action');
+    const below = Math.max(0.5, Math.floor(first.score) - 0.5);
+    const r = await rawRequest(rig.controllerPort, 'POST', '/saveactions', { Password: ENABLE_PASS }, JSON.stringify([15, null, 6, below]));
+    assert.equal(r.status, 200);
+    assert.equal(r.body.toString(), '{"success":true}');
+    const took = await untilScan((s) => s.action === 'greylist' && s.required_score === 15, 1000);
+    console.log(`# saveactions visible on the other worker after ${took} ms`);
+    assert.ok(took < 1000);
+  });
+
+  it('/actions after saving [16,8,7,5] matches 3.4, and the saved values survive a restart', async () => {
+    await replay('saveactions_success');
+    await replay('actions_after_save');
+    const stores = await openStores(rig.cfg, quietLog);
+    try {
+      const fresh = await createEngine(rig.cfg.engine, builtinModules, { log: quietLog, stores });
+      const sync = startDynamicSync({ engine: fresh, kv: stores.kv, log: quietLog });
+      await sync.tick();
+      sync.stop();
+      assert.deepEqual(
+        fresh.actions().filter((a) => a.threshold !== null).map((a) => [a.name, a.threshold]),
+        [['greylist', 5], ['add header', 7], ['rewrite subject', 8], ['reject', 16]],
+      );
+      fresh.maps().close();
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it('saving the configured values removes the overrides', async () => {
+    const r = await rawRequest(rig.controllerPort, 'POST', '/saveactions', { Password: ENABLE_PASS }, '[15,null,6,4]');
+    assert.equal(r.status, 200);
+    assert.deepEqual((await readDynamicConf(rig.stores.kv)).actions, {});
+    await replay('actions');
+  });
+});
+
+describe('symbols', () => {
+  it('/symbols lists every symbol with group, weight and description in the 3.4 shape', async () => {
+    const r = await rawRequest(rig.controllerPort, 'GET', '/symbols', { Password: READ_PASS });
+    assert.equal(r.status, 200);
+    const groups = JSON.parse(r.body.toString()) as Array<{ group: string; rules: Array<Record<string, unknown>> }>;
+    const all: Array<Record<string, unknown>> = groups.flatMap((g) => g.rules.map((x) => ({ ...x, group: g.group })));
+    assert.equal(all.length, rig.controllerEngine.symbols().length);
+    const local = all.find((x) => x.symbol === 'LOCAL_FROM_LISTED')!;
+    assert.deepEqual(local, { symbol: 'LOCAL_FROM_LISTED', weight: 3.5, description: 'Sender domain in the local map', frequency: 0, frequency_stddev: 0, time: 0, group: 'local' });
+    assert.match(r.body.toString(), /"weight":3\.500000,/, 'doubles keep the 3.4 form');
+    // Same key order as 3.4's rule objects.
+    const golden = readGolden('symbols').replyBody!;
+    const keyOrder = (s: string) => /\{"symbol":[^{}]*\}/.exec(s)![0].match(/"(\w+)":/g)!.join(',');
+    assert.equal(keyOrder(r.body.toString()), keyOrder(golden));
+  });
+
+  it('bad /savesymbols bodies are refused as 3.4 does', async () => {
+    for (const name of ['savesymbols_not_array', 'savesymbols_readonly_password']) await replay(name);
+    const e = await rawRequest(rig.controllerPort, 'POST', '/savesymbols', { Password: ENABLE_PASS }, '');
+    assert.equal(e.status, 400);
+    assert.equal(e.reason, 'Empty body is not permitted');
+  });
+
+  it('a saved score reaches the other worker within a second; unchanged values are a 404', async () => {
+    await replay('savesymbols_success');
+    const r = await rawRequest(rig.controllerPort, 'POST', '/savesymbols', { Password: ENABLE_PASS }, JSON.stringify([{ name: 'LOCAL_FROM_LISTED', value: 9.25 }, { name: 'NO_SUCH_SYMBOL', value: 3 }]));
+    assert.equal(r.status, 200);
+    const took = await untilScan((s) => s.symbols.LOCAL_FROM_LISTED?.score === 9.25, 1000);
+    console.log(`# savesymbols visible on the other worker after ${took} ms`);
+    const again = await rawRequest(rig.controllerPort, 'POST', '/savesymbols', { Password: ENABLE_PASS }, JSON.stringify([{ name: 'LOCAL_FROM_LISTED', value: 9.25 }]));
+    assert.equal(again.status, 404);
+    assert.equal(again.reason, 'No symbols to save');
+    assert.equal(again.body.toString(), '{"error":"No symbols to save"}');
+    // Back to the configured score: the override is dropped everywhere.
+    const back = await rawRequest(rig.controllerPort, 'POST', '/savesymbols', { Password: ENABLE_PASS }, JSON.stringify([{ name: 'LOCAL_FROM_LISTED', value: 3.5 }]));
+    assert.equal(back.status, 200);
+    assert.equal((await readDynamicConf(rig.stores.kv)).scores.LOCAL_FROM_LISTED, undefined);
+    await untilScan((s) => s.symbols.LOCAL_FROM_LISTED?.score === 3.5, 1000);
+  });
+});
