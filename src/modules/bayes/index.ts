@@ -1,0 +1,39 @@
+import { defineModule } from '../../plugin-api/index.js';
+import { BayesClassifier } from '../../stats/classifier.js';
+import { BayesConfig } from './config.js';
+import { makeAutolearnCheck } from './autolearn.js';
+import { makeClassifyCheck } from './check.js';
+import { BAYES_SYMBOLS, bayesSymbols } from './symbols.js';
+
+/**
+ * The Bayes classifier (statistics.md): classifies after the filters (as Rspamd's classifiers
+ * stage does) and, when configured, autolearns once the verdict is known. Needs the Bayes store:
+ * without one the module switches itself off with the reason "store".
+ */
+export const bayesModule = defineModule<BayesConfig>({
+  name: 'bayes',
+  config: BayesConfig,
+  symbols: BAYES_SYMBOLS,
+  setup(ctx) {
+    const store = ctx.stores?.bayes;
+    if (!store) {
+      ctx.disable('store: no statistics store configured');
+      return;
+    }
+    const cfg = ctx.config;
+    const classifier = new BayesClassifier(cfg);
+    const symbols = Object.keys(bayesSymbols(cfg.spam_symbol, cfg.ham_symbol));
+    ctx.symbol({
+      // The callback carries the spam statfile's name: disabling BAYES_SPAM by settings skips the whole classifier.
+      name: cfg.spam_symbol,
+      stage: 'postfilters',
+      priority: 100,
+      inserts: symbols,
+      flags: ['coro', 'nostat'],
+      check: makeClassifyCheck(classifier, store),
+    });
+    if (cfg.autolearn !== false) {
+      ctx.symbol({ name: 'BAYES_AUTOLEARN', stage: 'idempotent', flags: ['coro', 'nostat'], check: makeAutolearnCheck(classifier, store) });
+    }
+  },
+});

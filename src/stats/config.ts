@@ -1,0 +1,61 @@
+// The Bayes classifier's options (statistics.md §1, §6, §7): one schema shared by the bayes module
+// (local.d/bayes.yaml), the learning endpoints and the command-line tools, so a classifier is
+// configured once and every entry point agrees on its limits.
+import { z } from 'zod';
+
+const AutolearnObject = z.strictObject({
+  /** Learn spam when the verdict is spam (reject) and the score is at least this. */
+  spam_threshold: z.number().optional(),
+  /** Learn spam when the verdict is junk (add header, rewrite subject) and the score is at least this. */
+  junk_threshold: z.number().optional(),
+  /** Learn ham when the verdict is ham and the score is at most this. */
+  ham_threshold: z.number().optional(),
+  /** Refuse to learn a class whose learn count already outweighs the other's by 1/min_balance. */
+  check_balance: z.boolean().default(true),
+  min_balance: z.number().gt(0).max(1).default(0.9),
+  /** Without thresholds: learn whatever the verdict says. */
+  learn_verdict: z.boolean().default(false),
+});
+
+export const BayesConfig = z.strictObject({
+  /** Classifier name (the `Classifier` request header selects it). */
+  name: z.string().min(1).default('bayes'),
+  /** Fewer tokens: not classified, not learned. */
+  min_tokens: z.number().int().nonnegative().default(11),
+  /** More tokens (0 = unlimited): not classified, not learned. */
+  max_tokens: z.number().int().nonnegative().default(0),
+  /** Each class needs this many learned messages before classifying. */
+  min_learns: z.number().int().nonnegative().default(200),
+  /** A token must have been seen this often in both classes together to count. */
+  min_token_hits: z.number().int().positive().default(2),
+  /** Token probabilities closer than this to 0.5 are ignored. */
+  min_prob_strength: z.number().min(0).max(0.5).default(0.05),
+  /** OSB window: 5 as in Rspamd 3.4, 2 in Rspamd master (max 8). */
+  window: z.number().int().min(2).max(8).default(5),
+  /** Keep statistics per principal recipient (Deliver-To, then first SMTP rcpt, then first To). */
+  per_user: z.boolean().default(false),
+  /** Refuse to learn a message already classified in the target class with this probability (unless Learn-Type: bulk). */
+  learn_prob_guard: z.number().min(0.5).max(1).default(0.95),
+  /**
+   * Off by default. `true`: spam above the reject threshold, ham below 0; `[ham, spam]`:
+   * thresholds on the score; an object: the verdict-based rule.
+   */
+  autolearn: z.union([z.boolean(), z.tuple([z.number(), z.number()]), AutolearnObject]).default(false),
+  /** Statfile symbols. */
+  spam_symbol: z.string().default('BAYES_SPAM'),
+  ham_symbol: z.string().default('BAYES_HAM'),
+  /** Which metatokens to generate (Rspamd's options.statistics). */
+  classify_images: z.boolean().default(true),
+  classify_mime_info: z.boolean().default(true),
+  classify_headers: z.boolean().default(true),
+  classify_urls: z.boolean().default(true),
+  classify_meta: z.boolean().default(true),
+});
+export type BayesConfig = z.infer<typeof BayesConfig>;
+export type AutolearnObject = z.infer<typeof AutolearnObject>;
+
+/** Parse a raw module config (or nothing) into a full classifier config. */
+export function bayesConfig(raw: unknown): BayesConfig {
+  const { enabled: _enabled, ...rest } = (raw ?? {}) as Record<string, unknown>;
+  return BayesConfig.parse(rest);
+}

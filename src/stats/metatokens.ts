@@ -1,0 +1,113 @@
+// Metatokens (statistics.md §2.6): strings describing the message's shape rather than its words
+// — part sizes, file names, the multipart structure, mailer headers, link domains, send time,
+// authentication results. Each is hashed like a word and flagged META.
+import { getDomain } from 'tldts';
+import type { Message } from '../message/types.js';
+
+/** Headers whose values become `#h:` metatokens (Rspamd's classify_headers plus Organization). */
+export const CLASSIFY_HEADERS = ['User-Agent', 'X-Mailer', 'Content-Type', 'X-MimeOLE', 'Organization', 'Organisation'] as const;
+/** Link domains turned into `#u:` metatokens at most: a link farm should not outvote the text. */
+const MAX_URL_METATOKENS = 5;
+
+export interface MetatokenOptions {
+  images: boolean;
+  mimeInfo: boolean;
+  headers: boolean;
+  urls: boolean;
+  meta: boolean;
+}
+
+function headerShort(name: string): string {
+  if (name.includes('-')) return name.split('-').map((p) => p.charAt(0).toUpperCase()).join('-');
+  return name.slice(0, 3).toLowerCase();
+}
+
+function fileTokens(filename: string, out: string[]): void {
+  out.push(`#f:${filename}`);
+  const pieces = filename.split('.');
+  if (pieces.length >= 2) {
+    const ext = pieces[pieces.length - 1]!.toLowerCase();
+    if (ext.length >= 2) out.push(`#fe:${ext}`);
+    if (pieces.length >= 3) out.push(`#fe:${pieces[pieces.length - 2]!.toLowerCase()}.${ext}`);
+  }
+  const base = pieces.length >= 2 ? pieces.slice(0, -1).join('.') : filename;
+  const spaced = base.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/([A-Za-z])(\d)/g, '$1 $2');
+  for (const p of spaced.split(/[-_ .#]+/)) {
+    if (p.length >= 2 && !/^\d+$/.test(p)) out.push(`#fp:${p.toLowerCase()}`);
+  }
+}
+
+function authTokens(msg: Message): string | undefined {
+  const ar = msg.headers.first('Authentication-Results');
+  if (!ar) return undefined;
+  const parts: string[] = [];
+  const spf = /\bspf=(\w+)/i.exec(ar.value);
+  if (spf) parts.push(`s=${spf[1]!.toLowerCase()}`);
+  const dkimRe = /\bdkim=(\w+)[^;]*?header\.d=([\w.-]+)/gi;
+  for (let m = dkimRe.exec(ar.value); m !== null; m = dkimRe.exec(ar.value)) parts.push(`d=${m[1]!.toLowerCase()}:${m[2]!.toLowerCase()}`);
+  return parts.length > 0 ? parts.join(',') : undefined;
+}
+
+/** The metatoken strings of a message, in Rspamd's order. */
+export function metatokens(msg: Message, opts: MetatokenOptions): string[] {
+  const out: string[] = [];
+  if (opts.images) {
+    for (const a of msg.attachments) {
+      if (!a.contentType.startsWith('image/')) continue;
+      out.push('image', a.contentType.slice(6));
+      if (a.filename) out.push(a.filename);
+    }
+  }
+  if (opts.mimeInfo) {
+    for (const p of msg.parts) {
+      if (p.isMultipart) continue;
+      if (p.rawSize > 0) out.push(`#ps:${Math.floor(Math.log(p.rawSize))}`);
+      if (p.filename) fileTokens(p.filename, out);
+    }
+    let plain = 0;
+    let html = 0;
+    let flags = '';
+    for (const tp of msg.textParts) {
+      out.push(`#cs:${tp.charset ?? 'unk'}`);
+      if (tp.kind === 'html') html++;
+      else plain++;
+      if (tp.lines < 2 && !flags.includes('#ot')) flags += '#ot';
+      if (tp.empty && tp.kind === 'plain' && !flags.includes('#ep')) flags += '#ep';
+      if (tp.empty && tp.kind === 'html' && !flags.includes('#eh')) flags += '#eh';
+    }
+    const kind = html > 0 && plain > 0 ? '#mpth' : html > 0 ? '#ho' : plain > 0 ? '#to' : '#unk';
+    out.push(`#m:${kind}${flags}`);
+  }
+  if (opts.headers) {
+    for (const name of CLASSIFY_HEADERS) {
+      const h = msg.headers.first(name);
+      if (!h) continue;
+      // Content-Type parameters carry per-message boundaries: only the type itself recurs.
+      const v = name === 'Content-Type' ? (h.value.split(';', 1)[0] ?? '').trim().toLowerCase() : h.value;
+      out.push(`#h:${headerShort(name)}:${v}`);
+    }
+    const fromName = msg.from[0]?.name;
+    if (fromName) out.push(`#F:${fromName}`);
+  }
+  if (opts.urls) {
+    const seen = new Set<string>();
+    for (const u of msg.urls) {
+      if (u.isEmail) continue;
+      const d = u.tld ?? getDomain(u.hostAscii) ?? u.hostAscii;
+      if (!d || seen.has(d)) continue;
+      seen.add(d);
+      out.push(`#u:${d}`);
+      if (seen.size >= MAX_URL_METATOKENS) break;
+    }
+  }
+  if (opts.meta) {
+    const d = msg.date;
+    if (d && !Number.isNaN(d.getTime())) {
+      const wd = d.getUTCDay() === 0 ? 7 : d.getUTCDay();
+      out.push(`#dt:${wd}:${String(d.getUTCHours()).padStart(2, '0')}`);
+    }
+    const aur = authTokens(msg);
+    if (aur) out.push(`#aur:${aur}`);
+  }
+  return out;
+}

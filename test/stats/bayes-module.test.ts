@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createEngine } from '../../src/engine/index.js';
+import { builtinModules } from '../../src/modules/index.js';
+import { autolearnDecision, verdictKind } from '../../src/modules/bayes/autolearn.js';
+import type { Stores, Verdict } from '../../src/plugin-api/index.js';
+import { MemoryBayesStore } from '../../src/stats/index.js';
+import { engineConfig, meta } from '../modules/helpers.js';
+import { devMessages } from './corpus.js';
+
+function storesWith(bayes: MemoryBayesStore): Stores {
+  // Only the Bayes store is used by these scans; the others are never touched.
+  return { bayes, close: async () => {} } as unknown as Stores;
+}
+
+test('without a store the module switches itself off and scans still answer', async () => {
+  const engine = await createEngine(engineConfig(), builtinModules);
+  assert.match(engine.disabledModules().get('bayes') ?? '', /^store/);
+  const r = await engine.scan(devMessages('spam-1', 0, 1)[0]!, meta());
+  assert.ok(!r.symbols.some((s) => s.name.startsWith('BAYES_')));
+  assert.ok(engine.symbols().some((s) => s.name === 'BAYES_SPAM' && s.score === 5.1 && s.group === 'statistics'));
+});
+
+test('a store that fails makes the scan answer without Bayes symbols and counts an error', async () => {
+  const broken = new MemoryBayesStore();
+  broken.getTokens = () => Promise.reject(Object.assign(new Error('connection refused'), { code: 'STORE_UNAVAILABLE' }));
+  const engine = await createEngine(engineConfig({ bayes: { min_learns: 0 } }), builtinModules, { stores: storesWith(broken) });
+  const r = await engine.scan(devMessages('spam-1', 0, 1)[0]!, meta());
+  assert.ok(!r.symbols.some((s) => s.name.startsWith('BAYES_')));
+  assert.equal(engine.errorCounts().get('BAYES_SPAM'), 1);
+});
+
+test('autolearn by score thresholds learns once, then the learn cache refuses', async () => {
+  const store = new MemoryBayesStore();
+  const engine = await createEngine(engineConfig({ bayes: { autolearn: [-20, -10] } }), builtinModules, { stores: storesWith(store) });
+  const [msg] = devMessages('spam-1', 3, 1);
+  await engine.scan(msg!, meta());
+  const t = await store.totals({ classifier: 'bayes', user: '' });
+  assert.equal(t.learnsSpam, 1);
+  assert.equal(t.learnsHam, 0);
+  await engine.scan(msg!, meta());
+  assert.equal((await store.totals({ classifier: 'bayes', user: '' })).learnsSpam, 1);
+});
+
+test('per-user statistics follow Deliver-To', async () => {
+  const store = new MemoryBayesStore();
+  const engine = await createEngine(engineConfig({ bayes: { autolearn: [-20, -10], per_user: true } }), builtinModules, { stores: storesWith(store) });
+  await engine.scan(devMessages('spam-1', 5, 1)[0]!, meta({ deliverTo: 'Bob@Example.org', rcpt: ['other@example.org'] }));
+  assert.equal((await store.totals({ classifier: 'bayes', user: 'bob@example.org' })).learnsSpam, 1);
+  assert.equal((await store.totals({ classifier: 'bayes', user: '' })).learnsSpam, 0);
+});
+
+function verdict(patch: Partial<Verdict>): Verdict {
+  return { score: 0, requiredScore: 15, action: 'no action', symbols: [], ...patch };
+}
+const sym = (score: number) => ({ name: `S${score}`, score, metricScore: score, options: [] }) as unknown as Verdict['symbols'][number];
+
+test('the verdict-based autolearn rule', () => {
+  const rule = { spam_threshold: 6, junk_threshold: 4, ham_threshold: -0.5, check_balance: true, min_balance: 0.9, learn_verdict: false };
+  assert.equal(verdictKind(verdict({ action: 'reject', score: 16, symbols: [sym(10), sym(6)] })), 'spam');
+  assert.equal(verdictKind(verdict({ action: 'add header', score: 7, symbols: [sym(3), sym(2), sym(2)] })), 'junk');
+  assert.equal(verdictKind(verdict({ action: 'no action', score: -1 })), 'ham');
+  assert.equal(verdictKind(verdict({ action: 'greylist', score: 4.5 })), 'uncertain');
+  assert.equal(autolearnDecision(rule, verdict({ action: 'reject', score: 16, symbols: [sym(10), sym(6)] })), 'spam');
+  assert.equal(autolearnDecision(rule, verdict({ action: 'add header', score: 7, symbols: [sym(3), sym(2), sym(2)] })), 'spam');
+  assert.equal(autolearnDecision(rule, verdict({ action: 'no action', score: -1 })), 'ham');
+  assert.equal(autolearnDecision(rule, verdict({ action: 'no action', score: 0.2 })), undefined);
+  assert.equal(autolearnDecision(rule, verdict({ action: 'reject', score: 16, symbols: [sym(10), sym(6)], preResult: { action: 'reject', module: 'x' } })), undefined);
+  assert.equal(autolearnDecision(true, verdict({ score: 16 })), 'spam');
+  assert.equal(autolearnDecision(true, verdict({ score: -0.1 })), 'ham');
+  assert.equal(autolearnDecision(false, verdict({ score: 100 })), undefined);
+  assert.equal(autolearnDecision([10, -1], verdict({ score: 10 })), 'spam');
+});

@@ -1,0 +1,120 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import iconv from 'iconv-lite';
+import { parseMessage } from '../../src/message/parse-message.js';
+import { metatokens, splitWords, tokenDigest, tokenizeMessage, WordSink } from '../../src/stats/index.js';
+import { rspamdMessage } from '../message/fixtures.js';
+import { devMessages } from './corpus.js';
+
+function words(text: string): { words: string[]; bad: boolean } {
+  const sink = new WordSink({ left: 1e6 });
+  splitWords(text, sink);
+  return { words: sink.words, bad: sink.badUnicode };
+}
+
+const ALL_META = { images: true, mimeInfo: true, headers: true, urls: true, meta: true };
+
+function mail(headers: string, body: Buffer | string): Buffer {
+  return Buffer.concat([Buffer.from(`${headers.trim().replace(/\n/g, '\r\n')}\r\n\r\n`), Buffer.isBuffer(body) ? body : Buffer.from(body)]);
+}
+
+test('words: NFKC, lower case, inner punctuation, stop words, invisible characters', () => {
+  const w = words('Don\'t MISS the ﬁnest Café deals: 3.14 % naïve');
+  assert.deepEqual(w.words, ['dont', 'miss', 'finest', 'café', 'deals', '314', 'naïve']);
+  assert.equal(w.bad, false);
+  const z = words('fr\u200bee mon\u00adey');
+  assert.deepEqual(z.words, ['free', 'money']);
+  assert.equal(z.bad, true);
+});
+
+test('words: URLs become their registrable domain, e-mail addresses one exception word', () => {
+  const w = words('see https://shop.example.co.uk/x?y=1 or mail bob@example.org today');
+  assert.deepEqual(w.words, ['see', 'example.co.uk', 'mail', '!!EX!!', 'today']);
+});
+
+test('words: scripts without spaces are split by the dictionary segmenter', () => {
+  const w = words('東京都に住んでいます');
+  assert.ok(w.words.length >= 3, `got ${JSON.stringify(w.words)}`);
+  assert.ok(w.words.includes('東京'), JSON.stringify(w.words));
+});
+
+test('a KOI8-R Russian message in base64 and a Windows-1251 fixture yield Cyrillic words', () => {
+  const text = 'Привет! Отличное предложение только сегодня: скидка на все товары магазина.';
+  const m = parseMessage(mail(
+    'From: Иван <ivan@example.ru>\nTo: a@example.org\nSubject: =?koi8-r?B?' + iconv.encode('Скидка', 'koi8-r').toString('base64') + '?=\nMIME-Version: 1.0\nContent-Type: text/plain; charset=koi8-r\nContent-Transfer-Encoding: base64',
+    iconv.encode(text, 'koi8-r').toString('base64').replace(/.{76}/g, '$&\r\n'),
+  ));
+  const sink = new WordSink({ left: 1e6 });
+  splitWords(m.textParts[0]!.text, sink);
+  assert.ok(sink.words.includes('привет'), JSON.stringify(sink.words));
+  assert.ok(sink.words.includes('скидка'));
+  const t = tokenizeMessage(m);
+  assert.ok(t.textCount >= 20, `text tokens ${t.textCount}`);
+
+  const cp1251 = parseMessage(rspamdMessage('spam.eml'));
+  const s2 = new WordSink({ left: 1e6 });
+  for (const tp of cp1251.textParts) splitWords(tp.text, s2);
+  assert.ok(s2.words.some((w) => /[а-я]/.test(w)), JSON.stringify(s2.words.slice(0, 20)));
+});
+
+test('the same text in base64 and in 8bit gives the same word tokens', () => {
+  const body = 'Dear friend,\r\nWe are pleased to offer you an exclusive investment opportunity in precious metals.\r\nReply today to claim your bonus.\r\n';
+  const h = 'From: Sender <s@example.com>\nTo: r@example.org\nSubject: Exclusive offer\nMIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8';
+  const plain = tokenizeMessage(parseMessage(mail(`${h}\nContent-Transfer-Encoding: 8bit`, body)));
+  const b64 = tokenizeMessage(parseMessage(mail(`${h}\nContent-Transfer-Encoding: base64`, Buffer.from(body).toString('base64'))));
+  const textOf = (t: typeof plain): string[] => {
+    const out: string[] = [];
+    for (let i = 0; i < t.length; i++) if (t.meta[i] === 0) out.push(`${t.hi[i]}:${t.lo[i]}`);
+    return out;
+  };
+  assert.ok(plain.textCount > 30);
+  assert.deepEqual(textOf(b64), textOf(plain));
+  // The encoded part is larger, so the part-size metatoken differs: the message digests do too.
+  assert.notEqual(tokenDigest(b64), tokenDigest(plain));
+});
+
+test('an HTML-only message is tokenised from its rendered text, with the html-only structure token', () => {
+  const m = parseMessage(rspamdMessage('mixed-related-html-only.eml'));
+  const t = tokenizeMessage(m);
+  assert.ok(t.textCount > 0);
+  const meta = metatokens(m, ALL_META);
+  assert.ok(meta.some((x) => x.startsWith('#m:#ho')), JSON.stringify(meta));
+  assert.ok(meta.includes('#fe:pdf'), JSON.stringify(meta));
+  assert.ok(meta.includes('image'));
+  // No markup leaks into the words.
+  const sink = new WordSink({ left: 1e6 });
+  splitWords(m.textParts[0]!.text, sink);
+  assert.ok(!sink.words.includes('div') && !sink.words.includes('href'), JSON.stringify(sink.words.slice(0, 40)));
+});
+
+test('metatokens: headers, From name, link domains, send time', () => {
+  const m = parseMessage(devMessages('spam-1', 0, 1)[0]!);
+  const meta = metatokens(m, ALL_META);
+  assert.ok(meta.some((x) => x.startsWith('#m:')));
+  assert.ok(meta.some((x) => x.startsWith('#ps:')));
+  if (m.date) assert.ok(meta.some((x) => /^#dt:[1-7]:\d\d$/.test(x)), JSON.stringify(meta));
+  const off = metatokens(m, { images: false, mimeInfo: false, headers: false, urls: false, meta: false });
+  assert.deepEqual(off, []);
+});
+
+test('tokenising is deterministic, windows change the token count, repeats count once', () => {
+  for (const raw of devMessages('easy-ham-1', 0, 5)) {
+    const m = parseMessage(raw);
+    const a = tokenizeMessage(m);
+    const b = tokenizeMessage(parseMessage(raw));
+    assert.equal(tokenDigest(a), tokenDigest(b));
+    const w2 = tokenizeMessage(m, { window: 2, metatokens: ALL_META });
+    assert.ok(w2.length < a.length);
+    const seen = new Set<string>();
+    for (let i = 0; i < a.length; i++) seen.add(`${a.hi[i]}:${a.lo[i]}`);
+    assert.equal(seen.size, a.length);
+  }
+});
+
+test('long texts are sampled after 600 words, not cut', () => {
+  const words = Array.from({ length: 5000 }, (_, i) => `word${i}`).join(' ');
+  const sink = new WordSink({ left: 1e6 });
+  splitWords(words, sink);
+  assert.ok(sink.words.length > 700 && sink.words.length < 3000, `kept ${sink.words.length}`);
+  assert.ok(sink.words.includes('word4000') || sink.words.some((w) => Number(w.slice(4)) > 4000));
+});
