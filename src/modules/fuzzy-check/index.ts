@@ -1,0 +1,44 @@
+import { defineModule } from '../../plugin-api/index.js';
+import { compileRules } from '../../fuzzy/rule.js';
+import { FUZZY_ERROR_SYMBOLS } from '../../fuzzy/score.js';
+import { FuzzyCheckConfig } from './config.js';
+import { FUZZY_SYMBOLS } from './symbols.js';
+import { compileWhitelist, makeFuzzyCheck } from './check.js';
+
+/** Slack over the rules' own I/O budget before the scheduler gives up on the callback. */
+const TIMEOUT_SLACK_SECONDS = 0.5;
+
+/** fuzzy_check (fuzzy.md §1–§5): asks fuzzy storages about the message's digests and shingles. */
+export const fuzzyCheckModule = defineModule<FuzzyCheckConfig>({
+  name: 'fuzzy_check',
+  config: FuzzyCheckConfig,
+  symbols: FUZZY_SYMBOLS,
+  setup(ctx) {
+    let rules;
+    try {
+      rules = compileRules(ctx.config).filter((r) => r.readServers.length > 0);
+    } catch (err) {
+      ctx.log.error(String((err as Error).message));
+      ctx.disable('config');
+      return;
+    }
+    if (rules.length === 0) {
+      ctx.disable('config');
+      return;
+    }
+    const inserts = new Set<string>(Object.values(FUZZY_ERROR_SYMBOLS));
+    for (const r of rules) {
+      inserts.add(r.symbol);
+      for (const m of r.mappings.values()) inserts.add(m.symbol);
+    }
+    const budget = Math.max(...rules.map((r) => (r.timeoutMs / 1000) * (r.retransmits + 1)));
+    ctx.symbol({
+      name: 'FUZZY_CALLBACK',
+      stage: 'filters',
+      flags: ['coro', 'fine'],
+      inserts: [...inserts],
+      timeout: budget + TIMEOUT_SLACK_SECONDS,
+      check: makeFuzzyCheck(rules, compileWhitelist(ctx.config.whitelist), ctx.log),
+    });
+  },
+});
