@@ -1,0 +1,48 @@
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import type { Task } from '../../plugin-api/index.js';
+import { AUTH_CACHE, skipAuth, trackedResolver } from '../shared/auth-results.js';
+import type { AuthResultValue, DkimOutcome, DkimSignatureOutcome } from '../shared/auth-results.js';
+import type { DkimConfig } from './config.js';
+
+/**
+ * Rspamd's reading of a signature result: valid → allow (`+`), bad signature or body hash →
+ * reject (`-`), DNS trouble → tempfail (`?`), anything malformed (no key, revoked key, bad
+ * tags, weak key) → permfail (`~`).
+ */
+function classify(s: DkimSignatureOutcome, comment: string): 'R_DKIM_ALLOW' | 'R_DKIM_REJECT' | 'R_DKIM_TEMPFAIL' | 'R_DKIM_PERMFAIL' {
+  switch (s.result) {
+    case 'pass': return 'R_DKIM_ALLOW';
+    case 'temperror': return 'R_DKIM_TEMPFAIL';
+    case 'fail': return 'R_DKIM_REJECT';
+    // mailauth reports a body-hash mismatch as neutral; for Rspamd it is a rejected signature.
+    default: return /body hash/i.test(comment) ? 'R_DKIM_REJECT' : 'R_DKIM_PERMFAIL';
+  }
+}
+
+const TRACE_MARK = { R_DKIM_ALLOW: '+', R_DKIM_REJECT: '-', R_DKIM_TEMPFAIL: '?', R_DKIM_PERMFAIL: '~' } as const;
+
+export function makeDkimCheck(config: DkimConfig): (task: Task) => Promise<void> {
+  return async (task) => {
+    if (task.meta.raw || skipAuth(task, config)) return;
+    if (!task.message.headers.has('dkim-signature') && !task.message.headers.has('arc-seal')) {
+      task.cache.set(AUTH_CACHE.dkim, { signatures: [], headerFrom: [], arc: undefined } satisfies DkimOutcome);
+      task.insert('R_DKIM_NA');
+      return;
+    }
+    const resolver = trackedResolver(task);
+    const r = await dkimVerify(task.raw, { resolver: resolver as never, minBitLength: config.min_key_bits, ...(task.envelopeFrom?.address ? { sender: task.envelopeFrom.address } : {}) });
+    const signatures: DkimSignatureOutcome[] = [];
+    for (const res of r.results ?? []) {
+      if (res.status.result === 'none') continue;
+      const s: DkimSignatureOutcome = { result: res.status.result as AuthResultValue, domain: res.signingDomain ?? '', selector: res.selector ?? '', info: res.info };
+      if (res.status.underSized) s.underSized = true;
+      signatures.push(s);
+      const sym = classify(s, String(res.status.comment ?? ''));
+      task.insert(sym, 1, `${s.domain}:s=${s.selector}`);
+      task.insert('DKIM_TRACE', 1, `${s.domain}:${TRACE_MARK[sym]}`);
+    }
+    const outcome: DkimOutcome = { signatures, headerFrom: r.headerFrom ?? [], arc: r.arc };
+    task.cache.set(AUTH_CACHE.dkim, outcome);
+    if (signatures.length === 0) task.insert('R_DKIM_NA');
+  };
+}

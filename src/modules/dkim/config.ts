@@ -1,0 +1,13 @@
+import { z } from 'zod';
+
+/** Keys shorter than this many bits do not verify (RFC 8301 §3.2 asks for 1024 at least). */
+export const DKIM_MIN_KEY_BITS = 1024;
+
+/** dkim module options. */
+export const DkimConfig = z.strictObject({
+  check_local: z.boolean().default(false),
+  check_authed: z.boolean().default(false),
+  /** Smallest RSA key accepted, in bits. */
+  min_key_bits: z.int().min(512).max(8192).default(DKIM_MIN_KEY_BITS),
+});
+export type DkimConfig = z.infer<typeof DkimConfig>;

@@ -1,0 +1,68 @@
+// DNS failures as data: a stable code for programs, Rspamd's error text for plugins ported from it.
+
+export type DnsErrorCode =
+  | 'NXDOMAIN'
+  | 'NODATA'
+  | 'TIMEOUT'
+  | 'SERVFAIL'
+  | 'REFUSED'
+  | 'FORMERR'
+  | 'NOTIMP'
+  | 'NETWORK'
+  | 'CANCELLED'
+  | 'LIMIT'
+  | 'BADNAME';
+
+/** The strings Rspamd's resolver hands to Lua callbacks (plugins.md e.2). */
+const RSPAMD_TEXT: Record<DnsErrorCode, string> = {
+  NXDOMAIN: 'no records with this name',
+  NODATA: 'requested record is not found',
+  TIMEOUT: 'query timed out',
+  SERVFAIL: 'server fail',
+  REFUSED: 'query refused',
+  FORMERR: 'query format error',
+  NOTIMP: 'not implemented',
+  NETWORK: 'network error',
+  CANCELLED: 'session is terminating',
+  LIMIT: 'too many DNS requests for this task',
+  BADNAME: 'invalid name',
+};
+
+/** Node's dns error codes, which mailauth (and most npm DNS users) switch on. */
+const NODE_CODE: Record<DnsErrorCode, string> = {
+  NXDOMAIN: 'ENOTFOUND',
+  NODATA: 'ENODATA',
+  TIMEOUT: 'ETIMEOUT',
+  SERVFAIL: 'ESERVFAIL',
+  REFUSED: 'EREFUSED',
+  FORMERR: 'EFORMERR',
+  NOTIMP: 'ENOTIMP',
+  NETWORK: 'ECONNREFUSED',
+  CANCELLED: 'ECANCELLED',
+  LIMIT: 'ETIMEOUT',
+  BADNAME: 'EBADNAME',
+};
+
+export class DnsError extends Error {
+  readonly code: DnsErrorCode;
+  constructor(code: DnsErrorCode, readonly qname: string, readonly qtype: string) {
+    super(`${RSPAMD_TEXT[code]} (${qtype} ${qname})`);
+    this.code = code;
+  }
+  /** Rspamd's wording of this failure, without the query. */
+  get text(): string {
+    return RSPAMD_TEXT[this.code];
+  }
+  /** The node:dns spelling of this failure. */
+  get nodeCode(): string {
+    return NODE_CODE[this.code];
+  }
+  /** "No such name" and "no data" are answers, not failures of the lookup. */
+  get negative(): boolean {
+    return this.code === 'NXDOMAIN' || this.code === 'NODATA';
+  }
+}
+
+export function isDnsError(e: unknown): e is DnsError {
+  return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string' && (e as { qtype?: unknown }).qtype !== undefined;
+}

@@ -1,0 +1,110 @@
+// DNS lookups of one task on the worker's shared resolver: callback and awaited forms, the
+// per-task lookup cap, the task deadline, and a node:dns-shaped adapter for libraries.
+
+import { DnsError, isDnsError } from './dns-errors.js';
+import type { DnsErrorCode } from './dns-errors.js';
+import { RECORD_TYPES } from './dns-wire.js';
+import type { MxData, RecordData, RecordType, SoaData, SrvData } from './dns-wire.js';
+import { dispatch, NetError } from './scope.js';
+import type { NetScope } from './scope.js';
+import type { DnsRecordValue, DnsRequest, DnsResult, NodeStyleResolver, TaskDns } from './types.js';
+
+/** Rspamd's `dns_max_requests`: lookups one task may make, so one message cannot flood the resolver. */
+export const DEFAULT_DNS_MAX_REQUESTS = 64;
+
+function recordType(t: string): RecordType {
+  const up = t.toUpperCase();
+  if (up === 'OPT' || !(up in RECORD_TYPES)) throw new NetError('NET_BAD_REQUEST', `unsupported DNS record type ${t}`);
+  return up as RecordType;
+}
+
+function toValue(type: RecordType, d: RecordData): DnsRecordValue {
+  switch (type) {
+    case 'TXT': case 'SPF': return (d as string[]).join('');
+    case 'MX': { const m = d as MxData; return { name: m.exchange, priority: m.priority }; }
+    case 'SOA': { const s = d as SoaData; return { ns: s.nsname, contact: s.hostmaster, serial: s.serial, refresh: s.refresh, retry: s.retry, expiry: s.expire, nx: s.minttl }; }
+    case 'SRV': { const s = d as SrvData; return { priority: s.priority, weight: s.weight, port: s.port, target: s.name }; }
+    default: return d as string;
+  }
+}
+
+/** node:dns result shapes, which mailauth and similar libraries expect. */
+function toNodeValue(type: RecordType, d: RecordData): unknown {
+  switch (type) {
+    case 'TXT': case 'SPF': return d as string[];
+    case 'MX': { const m = d as MxData; return { exchange: m.exchange, priority: m.priority }; }
+    case 'SOA': return d;
+    case 'SRV': { const s = d as SrvData; return { priority: s.priority, weight: s.weight, port: s.port, name: s.name }; }
+    default: return d;
+  }
+}
+
+function failure(code: DnsErrorCode, text: string): DnsResult {
+  return { ok: false, is_ok: false, error: text, code };
+}
+
+export class TaskDnsImpl implements TaskDns {
+  #count = 0;
+  readonly nodeResolver: NodeStyleResolver;
+
+  constructor(private readonly scope: NetScope) {
+    this.nodeResolver = async (name, rrtype) => {
+      scope.requireCoro('dns');
+      const type = recordType(rrtype);
+      const ev = scope.begin('dns');
+      try {
+        const a = await this.#lookup(name, type, false);
+        return a.records.map((r) => toNodeValue(type, r));
+      } catch (e) {
+        if (isDnsError(e)) throw Object.assign(new Error(e.message), { code: e.nodeCode, hostname: name });
+        throw e;
+      } finally {
+        ev.end();
+      }
+    };
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  #lookup(name: string, type: RecordType, forced: boolean): Promise<{ records: RecordData[]; ttl: number }> {
+    if (this.scope.ended || this.scope.signal.aborted) return Promise.reject(new DnsError('CANCELLED', name, type));
+    if (!forced) {
+      if (this.#count >= this.scope.dnsMaxRequests) {
+        this.scope.log.warn('DNS lookup cap reached for this task', { name, type, cap: this.scope.dnsMaxRequests });
+        return Promise.reject(new DnsError('LIMIT', name, type));
+      }
+      this.#count++;
+    }
+    // The resolver retries on its own schedule; the task deadline aborts the signal earlier.
+    return this.scope.resolver.lookup(name, type, this.scope.signal);
+  }
+
+  async #result(name: string, type: RecordType, forced: boolean): Promise<DnsResult> {
+    try {
+      const a = await this.#lookup(name, type, forced);
+      return { ok: true, is_ok: true, results: a.records.map((r) => toValue(type, r)), ttl: a.ttl };
+    } catch (e) {
+      if (isDnsError(e)) return failure(e.code, e.text);
+      return failure('NETWORK', (e as Error).message);
+    }
+  }
+
+  request(req: DnsRequest & { callback: NonNullable<DnsRequest['callback']> }): boolean;
+  request(req: DnsRequest & { callback?: undefined }): Promise<DnsResult>;
+  request(req: DnsRequest): boolean | Promise<DnsResult> {
+    const type = recordType(req.type);
+    const cb = req.callback;
+    return dispatch(this.scope, 'dns', cb, () => this.#result(req.name, type, req.forced === true), (r) => {
+      if (r.ok) cb!(undefined, r.results, req.name, undefined);
+      else cb!(r.error, undefined, req.name, r.code);
+    });
+  }
+
+  a(name: string): Promise<DnsResult> { return this.request({ type: 'A', name }); }
+  aaaa(name: string): Promise<DnsResult> { return this.request({ type: 'AAAA', name }); }
+  txt(name: string): Promise<DnsResult> { return this.request({ type: 'TXT', name }); }
+  mx(name: string): Promise<DnsResult> { return this.request({ type: 'MX', name }); }
+  ptr(name: string): Promise<DnsResult> { return this.request({ type: 'PTR', name }); }
+}

@@ -1,0 +1,146 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { sealMessage } from 'mailauth/lib/arc/index.js';
+import { startDnsServer } from '../helpers/dns-server.js';
+import type { DnsTestServer } from '../helpers/dns-server.js';
+import { authEngine, ed25519Key, message, meta, names, rsaKey, sign, symbolMap } from './auth-helpers.js';
+import type { AuthEngine, TestKey } from './auth-helpers.js';
+
+let dns: DnsTestServer;
+let ae: AuthEngine;
+let rsa: TestKey;
+let ed: TestKey;
+let other: TestKey;
+let sealer: TestKey;
+
+before(async () => {
+  rsa = rsaKey();
+  ed = ed25519Key();
+  other = rsaKey();
+  sealer = rsaKey();
+  dns = await startDnsServer({
+    zone: {
+      'sel._domainkey.example.org': [{ type: 'TXT', data: rsa.record }],
+      'ed._domainkey.example.org': [{ type: 'TXT', data: ed.record }],
+      'revoked._domainkey.example.org': [{ type: 'TXT', data: 'v=DKIM1; k=rsa; p=' }],
+      'slow._domainkey.example.org': [{ type: 'TXT', data: rsa.record }],
+      'arc._domainkey.forwarder.example.net': [{ type: 'TXT', data: sealer.record }],
+      'arcslow._domainkey.forwarder.example.net': [{ type: 'TXT', data: sealer.record }],
+      // RFC 8463 appendix A's Ed25519 key, which signed Rspamd's ed25519*.eml test messages.
+      'brisbane._domainkey.football.example.com': [{ type: 'TXT', data: 'v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=' }],
+    },
+  });
+  dns.withheld.add('slow._domainkey.example.org');
+  dns.withheld.add('arcslow._domainkey.forwarder.example.net');
+  ae = await authEngine(dns.address, { taskTimeout: 2 });
+});
+
+after(async () => {
+  await ae.net.close();
+  await dns.close();
+});
+
+const scan = (m: Buffer) => ae.engine.scan(m, meta({ ip: '192.0.2.10', from: 'user@example.org', helo: 'mta.example.org' }));
+
+test('DKIM: valid RSA signature, valid Ed25519 signature', async () => {
+  const r = await scan(await sign(message('user@example.org'), 'example.org', 'sel', rsa));
+  assert.deepEqual(names(r, /DKIM/), ['DKIM_TRACE', 'R_DKIM_ALLOW']);
+  assert.deepEqual(symbolMap(r).R_DKIM_ALLOW, ['example.org:s=sel']);
+  assert.deepEqual(symbolMap(r).DKIM_TRACE, ['example.org:+']);
+  const e = await scan(await sign(message('user@example.org'), 'example.org', 'ed', ed, 'ed25519-sha256'));
+  assert.deepEqual(names(e, /^R_DKIM/), ['R_DKIM_ALLOW']);
+  assert.deepEqual(symbolMap(e).R_DKIM_ALLOW, ['example.org:s=ed']);
+});
+
+test("DKIM: Rspamd's suite messages ed25519.eml (RFC 8463 example) verifies, ed25519-broken.eml rejects", async () => {
+  const dir = '/work/shared/fixtures/rspamd-test-messages';
+  const good = await scan(readFileSync(`${dir}/ed25519.eml`));
+  // Its second signature (RSA, s=test) has no key in our zone: a permanent failure beside the pass.
+  assert.deepEqual(symbolMap(good).R_DKIM_ALLOW, ['football.example.com:s=brisbane']);
+  assert.deepEqual(names(good, /^R_DKIM/), ['R_DKIM_ALLOW', 'R_DKIM_PERMFAIL']);
+  const broken = await scan(readFileSync(`${dir}/ed25519-broken.eml`));
+  assert.deepEqual(symbolMap(broken).R_DKIM_REJECT, ['football.example.com:s=brisbane']);
+});
+
+test('DKIM: altered body or wrong key rejects; revoked or missing key is a permfail; withheld key a tempfail', async () => {
+  const signed = (await sign(message('user@example.org'), 'example.org', 'sel', rsa)).toString();
+  const altered = await scan(Buffer.from(signed.replace('this is a test message.', 'this is an altered message.')));
+  assert.deepEqual(names(altered, /^R_DKIM/), ['R_DKIM_REJECT']);
+  assert.deepEqual(symbolMap(altered).DKIM_TRACE, ['example.org:-']);
+  const wrongKey = await scan(await sign(message('user@example.org'), 'example.org', 'sel', other));
+  assert.deepEqual(names(wrongKey, /^R_DKIM/), ['R_DKIM_REJECT']);
+  const revoked = await scan(await sign(message('user@example.org'), 'example.org', 'revoked', rsa));
+  assert.deepEqual(names(revoked, /^R_DKIM/), ['R_DKIM_PERMFAIL']);
+  const missing = await scan(await sign(message('user@example.org'), 'example.org', 'nokey', rsa));
+  assert.deepEqual(names(missing, /^R_DKIM/), ['R_DKIM_PERMFAIL']);
+  const slow = await scan(await sign(message('user@example.org'), 'example.org', 'slow', rsa));
+  assert.deepEqual(names(slow, /^R_DKIM/), ['R_DKIM_TEMPFAIL']);
+});
+
+test('DKIM: no signature is R_DKIM_NA, two signatures give both results', async () => {
+  assert.deepEqual(names(await scan(message('user@example.org')), /^R_DKIM/), ['R_DKIM_NA']);
+  const once = await sign(message('user@example.org'), 'example.org', 'sel', rsa);
+  const twice = await sign(once, 'example.org', 'nokey', rsa);
+  const r = await scan(twice);
+  assert.deepEqual(names(r, /^R_DKIM/), ['R_DKIM_ALLOW', 'R_DKIM_PERMFAIL']);
+  assert.deepEqual(symbolMap(r).DKIM_TRACE?.sort(), ['example.org:+', 'example.org:~']);
+});
+
+async function seal(msg: Buffer, cv: 'none' | 'pass' | 'fail', selector = 'arc'): Promise<Buffer> {
+  const headers = await sealMessage(msg, { signingDomain: 'forwarder.example.net', selector, privateKey: sealer.privatePem, authResults: 'forwarder.example.net; spf=pass smtp.mailfrom=example.org', cv } as never);
+  return Buffer.concat([headers, msg]);
+}
+
+test('ARC: none, a valid chain of one and of two, a broken chain, missing seal key', async () => {
+  assert.deepEqual(names(await scan(message('user@example.org')), /^ARC_/), ['ARC_NA']);
+  const one = await seal(await sign(message('user@example.org'), 'example.org', 'sel', rsa), 'none');
+  const r1 = await scan(one);
+  assert.deepEqual(names(r1, /^ARC_/), ['ARC_ALLOW']);
+  assert.deepEqual(symbolMap(r1).ARC_ALLOW, ['i=1']);
+  const two = await seal(one, 'pass');
+  const r2 = await scan(two);
+  assert.deepEqual(names(r2, /^ARC_/), ['ARC_ALLOW']);
+  assert.deepEqual(symbolMap(r2).ARC_ALLOW, ['i=2']);
+  const tampered = Buffer.from(two.toString().replace('this is a test message.', 'this is a forged message.'));
+  assert.deepEqual(names(await scan(tampered), /^ARC_/), ['ARC_REJECT']);
+  // i=2 seal claiming i=3: the chain's instances no longer count up.
+  const badInstance = Buffer.from(two.toString().replace(/ARC-Seal: i=2/, 'ARC-Seal: i=3'));
+  assert.deepEqual(names(await scan(badInstance), /^ARC_/), ['ARC_INVALID']);
+  assert.deepEqual(names(await scan(await seal(message('user@example.org'), 'none', 'arcslow')), /^ARC_/), ['ARC_DNSFAIL']);
+});
+
+test('ARC sealing: our seal on signed mail validates, and a second hop extends the chain', async () => {
+  const { engine: sealing, net: sealNet } = await authEngine(dns.address, {
+    taskTimeout: 2,
+    modules: { arc: { seal: { domain: 'forwarder.example.net', selector: 'arc', key: sealer.privatePem, authserv_id: 'fwd.example.net' } } },
+  });
+  try {
+    const hop = async (msg: Buffer): Promise<{ sealed: Buffer; symbols: Record<string, string[]> }> => {
+      const r = await sealing.scan(msg, meta({ ip: '192.0.2.10', from: 'user@example.org', helo: 'mta.example.org' }));
+      const add = r.milter?.add_headers ?? {};
+      const val = (n: string): string => {
+        const v = add[n];
+        assert.ok(v && !Array.isArray(v) && typeof v === 'object', `${n} added`);
+        return v.value;
+      };
+      const set = `ARC-Seal: ${val('ARC-Seal')}\r\nARC-Message-Signature: ${val('ARC-Message-Signature')}\r\nARC-Authentication-Results: ${val('ARC-Authentication-Results')}\r\n`;
+      return { sealed: Buffer.concat([Buffer.from(set), msg]), symbols: symbolMap(r) };
+    };
+    const first = await hop(await sign(message('user@example.org'), 'example.org', 'sel', rsa));
+    assert.deepEqual(first.symbols.ARC_SIGNED, ['forwarder.example.net:s=arc:i=1']);
+    assert.match(first.sealed.toString(), /ARC-Authentication-Results: i=1; fwd\.example\.net; dkim=pass header\.d=example\.org header\.s=sel/);
+    const v1 = await scan(first.sealed);
+    assert.deepEqual(symbolMap(v1).ARC_ALLOW, ['i=1']);
+    const second = await hop(first.sealed);
+    assert.deepEqual(second.symbols.ARC_SIGNED, ['forwarder.example.net:s=arc:i=2']);
+    assert.deepEqual(symbolMap(await scan(second.sealed)).ARC_ALLOW, ['i=2']);
+    // A broken chain is not extended.
+    const broken = Buffer.from(first.sealed.toString().replace('this is a test message.', 'this is a forged message.'));
+    const r = await sealing.scan(broken, meta({ ip: '192.0.2.10', from: 'user@example.org' }));
+    assert.equal(symbolMap(r).ARC_SIGNED, undefined);
+    assert.deepEqual(names(r, /^ARC_/), ['ARC_REJECT']);
+  } finally {
+    await sealNet.close();
+  }
+});

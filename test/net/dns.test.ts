@@ -1,0 +1,204 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startDnsServer } from '../helpers/dns-server.js';
+import type { DnsTestServer } from '../helpers/dns-server.js';
+import { DnsResolver } from '../../src/plugin-api/net/index.js';
+import type { DnsResult, DnsRecordValue } from '../../src/plugin-api/index.js';
+import { netEngine, meta, MSG } from './helpers.js';
+
+let dns: DnsTestServer;
+
+before(async () => {
+  dns = await startDnsServer({
+    zone: {
+      'example.org': [
+        { type: 'A', data: '192.0.2.1', ttl: 60 },
+        { type: 'AAAA', data: '2001:db8::1' },
+        { type: 'MX', data: { priority: 10, exchange: 'mx.example.org' } },
+        { type: 'TXT', data: ['v=spf1 ', 'ip4:192.0.2.0/24 -all'] },
+      ],
+      'short.example.org': [{ type: 'A', data: '192.0.2.7', ttl: 1 }],
+      'alias.example.org': [{ type: 'CNAME', data: 'example.org' }],
+      // 80 long TXT records (~6 KB): over our 4096-byte EDNS size, so UDP is truncated and TCP must take over.
+      'big.example.org': Array.from({ length: 80 }, (_, i) => ({ type: 'TXT' as const, data: `record-${i}-${'x'.repeat(60)}` })),
+      '*.wild.example.org': [{ type: 'A', data: '127.0.0.2' }],
+      'slow.example.org': [{ type: 'A', data: '192.0.2.9' }],
+    },
+  });
+  dns.withheld.add('slow.example.org');
+});
+
+after(() => dns.close());
+
+test('resolver: records by type, CNAME, wildcard, NXDOMAIN vs NODATA', async () => {
+  const r = new DnsResolver({ servers: [dns.address], timeout: 0.5, retransmits: 0 });
+  assert.deepEqual((await r.lookup('example.org', 'A')).records, ['192.0.2.1']);
+  assert.deepEqual((await r.lookup('example.org', 'AAAA')).records, ['2001:db8::1']);
+  assert.deepEqual((await r.lookup('example.org', 'MX')).records, [{ priority: 10, exchange: 'mx.example.org' }]);
+  assert.deepEqual((await r.lookup('example.org', 'TXT')).records, [['v=spf1 ', 'ip4:192.0.2.0/24 -all']]);
+  assert.deepEqual((await r.lookup('alias.example.org', 'A')).records, ['192.0.2.1']);
+  assert.deepEqual((await r.lookup('host.wild.example.org', 'A')).records, ['127.0.0.2']);
+  await assert.rejects(r.lookup('nope.example.org', 'A'), { code: 'NXDOMAIN' });
+  await assert.rejects(r.lookup('short.example.org', 'TXT'), { code: 'NODATA' });
+});
+
+test('resolver: truncated UDP answer is retried over TCP', async () => {
+  const r = new DnsResolver({ servers: [dns.address], timeout: 0.5, retransmits: 0 });
+  const before = dns.queries.length;
+  const a = await r.lookup('big.example.org', 'TXT');
+  assert.equal(a.records.length, 80);
+  const seen = dns.queries.slice(before).map((q) => q.transport);
+  assert.ok(seen.includes('udp'), 'asked over UDP first');
+  assert.ok(seen.includes('tcp'), `fell back to TCP, saw ${seen.join(',')}`);
+});
+
+test('resolver: cache honours TTL, negative answers cached, in-flight merged', async () => {
+  const r = new DnsResolver({ servers: [dns.address], timeout: 0.5, retransmits: 0 });
+  await Promise.all([r.lookup('example.org', 'A'), r.lookup('example.org', 'A'), r.lookup('EXAMPLE.org.', 'A')]);
+  assert.equal(r.sent, 1, 'three concurrent lookups of one name: one query');
+  await r.lookup('example.org', 'A');
+  assert.equal(r.sent, 1, 'TTL 60: answered from cache');
+  await r.lookup('short.example.org', 'A');
+  await new Promise((res) => setTimeout(res, 1100));
+  await r.lookup('short.example.org', 'A');
+  assert.equal(r.sent, 3, 'TTL 1: asked again after it expired');
+  await assert.rejects(r.lookup('gone.example.org', 'A'), { code: 'NXDOMAIN' });
+  await assert.rejects(r.lookup('gone.example.org', 'A'), { code: 'NXDOMAIN' });
+  assert.equal(r.sent, 4, 'NXDOMAIN cached for the SOA minimum');
+});
+
+test('resolver: withheld answer times out after the retries', async () => {
+  const r = new DnsResolver({ servers: [dns.address], timeout: 0.2, retransmits: 1 });
+  const t0 = Date.now();
+  await assert.rejects(r.lookup('slow.example.org', 'A'), { code: 'TIMEOUT' });
+  const took = Date.now() - t0;
+  assert.ok(took >= 350 && took < 1500, `two tries of 200 ms, took ${took}`);
+});
+
+test('task.dns: callback and awaited forms, Rspamd error text', async () => {
+  const got: Record<string, unknown> = {};
+  const { engine, net } = await netEngine([
+    {
+      name: 'DNS_CB',
+      check(task) {
+        task.dns.request({
+          type: 'a', name: 'example.org',
+          callback: (err, results) => {
+            got.cb = { err, results };
+            // A nested lookup from the callback still belongs to DNS_CB.
+            task.dns.request({ type: 'txt', name: 'nope.example.org', callback: (err2) => { got.nested = err2; task.insert('DNS_CB'); } });
+          },
+        });
+      },
+    },
+    {
+      name: 'DNS_CORO',
+      flags: ['coro'],
+      async check(task) {
+        const mx: DnsResult = await task.dns.mx('example.org');
+        const nd: DnsResult = await task.dns.request({ type: 'txt', name: 'short.example.org' });
+        got.coro = { mx, nd };
+        task.insert('DNS_CORO');
+      },
+    },
+    {
+      name: 'AFTER_CB',
+      deps: ['DNS_CB'],
+      check(task) {
+        got.afterSawNested = got.nested !== undefined;
+        task.insert('AFTER_CB');
+      },
+    },
+  ], dns.address);
+  try {
+    const res = await engine.scan(MSG, meta());
+    const names = res.symbols.map((s) => s.name).sort();
+    assert.deepEqual(names, ['AFTER_CB', 'DNS_CB', 'DNS_CORO']);
+    assert.deepEqual(got.cb, { err: undefined, results: ['192.0.2.1'] as DnsRecordValue[] });
+    assert.equal(got.nested, 'no records with this name');
+    assert.equal(got.afterSawNested, true, 'a dependent symbol waits for the pending lookups of its dependency');
+    const coro = got.coro as { mx: DnsResult; nd: DnsResult };
+    assert.equal(coro.mx.ok, true);
+    assert.equal(coro.mx.is_ok, true);
+    assert.deepEqual(coro.mx.ok && coro.mx.results, [{ name: 'mx.example.org', priority: 10 }]);
+    assert.equal(coro.nd.ok, false);
+    assert.equal(!coro.nd.ok && coro.nd.error, 'requested record is not found');
+  } finally {
+    await net.close();
+  }
+});
+
+test('task.dns: awaited call without the coro flag is an error naming the symbol', async () => {
+  const errors: string[] = [];
+  const { engine, net } = await netEngine([
+    {
+      name: 'NO_CORO',
+      async check(task) {
+        await task.dns.a('example.org');
+        task.insert('NO_CORO');
+      },
+    },
+  ], dns.address, {}, {});
+  try {
+    const origEmit = process.emitWarning;
+    process.emitWarning = ((w: string | Error) => { errors.push(String(w)); }) as typeof process.emitWarning;
+    let res;
+    try {
+      res = await engine.scan(MSG, meta());
+    } finally {
+      process.emitWarning = origEmit;
+    }
+    assert.equal(res.symbols.length, 0);
+    assert.ok(errors.some((e) => e.includes('symbol NO_CORO') && e.includes("'coro' flag")), errors.join('\n'));
+  } finally {
+    await net.close();
+  }
+});
+
+test('task.dns: per-task lookup cap, forced lookups not counted', async () => {
+  const seen: string[] = [];
+  const { engine, net } = await netEngine([
+    {
+      name: 'MANY',
+      flags: ['coro'],
+      async check(task) {
+        for (let i = 0; i < 3; i++) {
+          const r = await task.dns.a(`h${i}.wild.example.org`);
+          seen.push(r.ok ? 'ok' : r.code);
+        }
+        const f = await task.dns.request({ type: 'a', name: 'h9.wild.example.org', forced: true });
+        seen.push(f.ok ? 'forced-ok' : f.code);
+      },
+    },
+  ], dns.address, { dns: { maxRequests: 2 } });
+  try {
+    await engine.scan(MSG, meta());
+    assert.deepEqual(seen, ['ok', 'ok', 'LIMIT', 'forced-ok']);
+  } finally {
+    await net.close();
+  }
+});
+
+test('withheld DNS answer: the scan still finishes within its deadline', async () => {
+  let cbErr: string | undefined;
+  const { engine, net } = await netEngine([
+    {
+      name: 'SLOW',
+      check(task) {
+        task.dns.request({ type: 'a', name: 'slow.example.org', callback: (err) => { cbErr = err; } });
+      },
+    },
+    { name: 'FAST', check(task) { task.insert('FAST'); } },
+  ], dns.address, { taskTimeout: 0.4 });
+  // The resolver would wait 2 × 300 ms; the task deadline (400 ms) cuts it short.
+  try {
+    const t0 = Date.now();
+    const res = await engine.scan(MSG, meta());
+    const took = Date.now() - t0;
+    assert.ok(took < 700, `scan took ${took} ms with a 400 ms deadline`);
+    assert.deepEqual(res.symbols.map((s) => s.name), ['FAST']);
+    assert.equal(cbErr, undefined, 'a lookup cut off by the deadline is abandoned, as Rspamd does');
+  } finally {
+    await net.close();
+  }
+});
