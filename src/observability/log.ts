@@ -3,6 +3,7 @@
 
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
 import type { Logger } from '../plugin-api/index.js';
+import { reportErrorLine } from './error-ring.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -54,13 +55,18 @@ function textDestination(out: { write(line: string): unknown }): DestinationStre
   };
 }
 
-function wrap(p: PinoLogger): RootLogger {
+function wrap(p: PinoLogger, tag = ''): RootLogger {
   return {
     debug: (msg, extra) => (extra ? p.debug(extra, msg) : p.debug(msg)),
     info: (msg, extra) => (extra ? p.info(extra, msg) : p.info(msg)),
     warn: (msg, extra) => (extra ? p.warn(extra, msg) : p.warn(msg)),
-    error: (msg, extra) => (extra ? p.error(extra, msg) : p.error(msg)),
-    child: (tag, fields) => wrap(p.child({ ...fields, tag })),
+    error: (msg, extra) => {
+      if (extra) p.error(extra, msg);
+      else p.error(msg);
+      // Error lines also feed the controller's /errors ring (when this process has a sink).
+      reportErrorLine(msg, tag, typeof extra?.id === 'string' ? extra.id : '');
+    },
+    child: (tag, fields) => wrap(p.child({ ...fields, tag }), tag),
   };
 }
 

@@ -8,6 +8,8 @@ import type { Logger } from '../../plugin-api/index.js';
 import type { Engine } from '../../engine/index.js';
 import type { LoadedConfig } from '../../config/load.js';
 import type { Stores } from '../../storage/types.js';
+import type { StatsView } from '../../observability/stats-hub.js';
+import type { StatsRecorder } from '../../observability/stats-recorder.js';
 
 /** Authorisation level of an endpoint (controller.md §2.7). */
 export type AuthLevel = 'none' | 'normal' | 'enable';
@@ -39,4 +41,17 @@ export interface ControllerContext {
   /** The controller's own engine: /symbols, /actions listings and /scan, /checkv2 on the controller. */
   engine: Engine;
   stores: Stores;
+  /**
+   * Server statistics (added by the controller core): `view` reads the aggregate of every worker,
+   * `recorder` counts this process's scans, learns (`recorder.learned()`) and control connections.
+   * index.ts supplies a process-local hub when absent.
+   */
+  stats?: ControllerStats;
+  /** Epoch ms the controller process started (uptime); now when absent. */
+  startedAt?: number;
+}
+
+export interface ControllerStats {
+  view: StatsView;
+  recorder: StatsRecorder;
 }

@@ -1,0 +1,107 @@
+// One /history row in the version-2 layout the web UI reads (controller.md §4.19 b): the scan
+// result's metric fields plus envelope and MIME facts. The MIME facts (From, To/Cc, Subject)
+// come from a bounded look at the header block, so a history row never re-parses the message.
+
+import type { ScanMeta, ScanResult } from '../plugin-api/index.js';
+import type { HistoryRow } from '../storage/types.js';
+
+/** Bytes of the message searched for its header block; headers beyond are not history material. */
+const HEADER_SCAN_BYTES = 64 * 1024;
+/** Longest subject kept in a row. */
+const MAX_SUBJECT = 512;
+/** MIME recipients kept per row. */
+const MAX_MIME_RCPT = 50;
+
+function headerBlock(msg: Buffer): string {
+  const slice = msg.subarray(0, Math.min(msg.length, HEADER_SCAN_BYTES));
+  let end = slice.indexOf('\r\n\r\n');
+  if (end < 0) end = slice.indexOf('\n\n');
+  return slice.toString('latin1', 0, end < 0 ? slice.length : end);
+}
+
+/** Unfolded header values by lower-case name. */
+function headerValues(block: string, wanted: ReadonlySet<string>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const lines = block.split(/\r?\n/);
+  let name = '';
+  let value = '';
+  const flush = () => {
+    if (name && wanted.has(name)) {
+      const list = out.get(name) ?? [];
+      list.push(value.trim());
+      out.set(name, list);
+    }
+  };
+  for (const line of lines) {
+    if (/^[ \t]/.test(line) && name) {
+      value += ' ' + line.trim();
+      continue;
+    }
+    flush();
+    const colon = line.indexOf(':');
+    name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
+    value = colon > 0 ? line.slice(colon + 1) : '';
+  }
+  flush();
+  return out;
+}
+
+/** Addresses inside an address-list header value (the `<...>` part, or bare addr-specs). */
+function addresses(value: string): string[] {
+  const out: string[] = [];
+  const re = /<([^<>\s]+@[^<>\s]+)>|([^\s<>,;:"()]+@[^\s<>,;:"()]+)/g;
+  for (let m = re.exec(value); m; m = re.exec(value)) out.push((m[1] ?? m[2])!);
+  return out;
+}
+
+/** RFC 2047 encoded words in a subject, decoded when they are UTF-8 or latin1. */
+function decodeWords(s: string): string {
+  return s.replace(/=\?([^?]+)\?([bqBQ])\?([^?]*)\?=\s*/g, (all, cs: string, enc: string, text: string) => {
+    const charset = cs.toLowerCase();
+    const enc8 = charset === 'utf-8' || charset === 'utf8' ? 'utf8' : charset === 'iso-8859-1' || charset === 'us-ascii' ? 'latin1' : undefined;
+    if (!enc8) return all;
+    const bytes = enc.toLowerCase() === 'b'
+      ? Buffer.from(text, 'base64')
+      : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9a-fA-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1');
+    return bytes.toString(enc8);
+  });
+}
+
+const WANTED = new Set(['from', 'to', 'cc', 'subject']);
+
+export function buildHistoryRow(result: ScanResult, meta: ScanMeta, message: Buffer, startedAt: number, legacyLayout = false): HistoryRow {
+  const hv = headerValues(headerBlock(message), WANTED);
+  const mimeFrom = addresses(hv.get('from')?.[0] ?? '')[0];
+  const mimeRcpt = [...(hv.get('to') ?? []), ...(hv.get('cc') ?? [])].flatMap(addresses).slice(0, MAX_MIME_RCPT);
+  const rawSubject = hv.get('subject')?.[0];
+  const symbols: Record<string, Record<string, unknown>> = {};
+  for (const s of result.symbols) {
+    symbols[s.name] = {
+      ...(legacyLayout ? {} : { name: s.name }),
+      score: s.score,
+      metric_score: s.metricScore,
+      ...(s.description ? { description: s.description } : {}),
+      ...(s.options?.length ? { options: s.options } : {}),
+    };
+  }
+  const row: HistoryRow = {
+    unix_time: Math.floor(startedAt / 1000),
+    ...(legacyLayout ? { is_spam: !['no action', 'greylist', 'soft reject'].includes(result.action) } : {}),
+    is_skipped: result.isSkipped,
+    score: result.score,
+    required_score: result.requiredScore,
+    action: result.action,
+    symbols,
+    ...(result.messageId && result.messageId !== 'undef' ? { 'message-id': result.messageId } : {}),
+    time_real: result.timeReal,
+    sender_smtp: meta.from || 'unknown',
+    sender_mime: mimeFrom ?? 'unknown',
+    rcpt_smtp: meta.rcpt,
+    rcpt_mime: mimeRcpt,
+    user: meta.user ?? 'unknown',
+    subject: rawSubject === undefined ? 'unknown' : decodeWords(rawSubject).slice(0, MAX_SUBJECT),
+    size: message.length,
+    ip: meta.ip ?? 'unknown',
+  };
+  return row;
+}

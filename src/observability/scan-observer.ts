@@ -1,0 +1,49 @@
+// What happens after every scan, in whichever worker ran it (normal worker or the controller's
+// /checkv2): the counters are bumped and a history row is appended. Both are off the reply's
+// path: the row is written in the background and a store failure is logged, never returned.
+
+import type { Logger, ScanMeta, ScanResult } from '../plugin-api/index.js';
+import type { HistoryStore } from '../storage/types.js';
+import { buildHistoryRow } from './history-row.js';
+import type { StatsRecorder } from './stats-recorder.js';
+
+export interface ScanInfo {
+  result: ScanResult;
+  meta: ScanMeta;
+  message: Buffer;
+  /** Epoch ms the scan started. */
+  startedAt: number;
+  /** Seconds the scan took. */
+  seconds: number;
+  /** Rows of legacy `/check`/`/scan` requests carry `is_spam` and symbols without `name`. */
+  legacy?: boolean;
+}
+
+export type ScanObserver = (info: ScanInfo) => void;
+
+export function createScanObserver(opts: { recorder: StatsRecorder; history?: HistoryStore; log: Logger }): ScanObserver {
+  const { recorder, history, log } = opts;
+  let warned = false;
+  return (info) => {
+    recorder.scan(info.result, info.seconds);
+    // Tasks flagged not to be logged are not kept in the history either (controller.md §4.19).
+    if (!history || !info.meta.log) return;
+    let row;
+    try {
+      row = buildHistoryRow(info.result, info.meta, info.message, info.startedAt, info.legacy);
+    } catch (err) {
+      log.warn('could not build a history row', { err: String(err) });
+      return;
+    }
+    history.push(row).then(
+      () => {
+        warned = false;
+      },
+      (err: unknown) => {
+        // One line per outage, not one per scan.
+        if (!warned) log.error('history store write failed', { err: String((err as Error)?.message ?? err) });
+        warned = true;
+      },
+    );
+  };
+}

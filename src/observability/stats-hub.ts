@@ -1,0 +1,161 @@
+// The one place server statistics are aggregated (DESIGN "Process model"): the supervisor in
+// cluster mode, the process itself with --single. Workers feed it deltas and error lines; the
+// controller reads snapshots, graphs and errors from it. It persists to the KvStore every
+// PERSIST_INTERVAL_MS and on stop, and reloads at start, so counters survive restarts.
+
+import type { Logger } from '../plugin-api/index.js';
+import type { KvStore } from '../storage/types.js';
+import { ErrorRing, type ErrorEntry } from './error-ring.js';
+import { GraphSeries, type GraphPoint, type GraphType } from './graph.js';
+import { applyDelta, emptyState, resetCounters, reviveState, type StatsDelta, type StatsState } from './server-stats.js';
+
+/** How often the aggregate is written to the store; a crash loses at most this much counting. */
+export const PERSIST_INTERVAL_MS = 10_000;
+/** Graph liveness tick: marks the current buckets as "server up" so idle time plots as 0, not a gap. */
+const GRAPH_TICK_MS = 1_000;
+export const STATS_KEY = 'mailsift:stats:v1';
+export const GRAPH_KEY = 'mailsift:graph:v1';
+
+export interface HealthInfo {
+  /** Scanner workers expected. */
+  scanners: number;
+  /** Scanner workers currently up. */
+  alive: number;
+}
+
+export interface StatsSnapshot {
+  state: StatsState;
+  /** Sum of the last heap figures reported by each worker process. */
+  heapUsed: number;
+  rss: number;
+  health: HealthInfo;
+}
+
+/** What the controller reads. Async because in cluster mode it is an IPC round trip. */
+export interface StatsView {
+  snapshot(): Promise<StatsSnapshot>;
+  /** Resets the counters; resolves to the snapshot taken just before (§4.3). */
+  reset(): Promise<StatsSnapshot>;
+  graph(type: GraphType): Promise<GraphPoint[][]>;
+  errors(): Promise<ErrorEntry[]>;
+}
+
+/** What every worker writes. */
+export interface StatsSink {
+  delta(d: StatsDelta, proc?: { pid: number; heapUsed: number; rss: number }): void;
+  error(e: ErrorEntry): void;
+}
+
+export interface StatsHubOptions {
+  kv?: KvStore;
+  errorElts: number;
+  log: Logger;
+  /** Reports scanner liveness for /healthy and /ready. */
+  health?: () => HealthInfo;
+}
+
+export class StatsHub implements StatsView, StatsSink {
+  #state: StatsState = emptyState();
+  readonly #graph = new GraphSeries();
+  readonly #errors: ErrorRing;
+  readonly #procs = new Map<number, { heapUsed: number; rss: number }>();
+  readonly #opts: StatsHubOptions;
+  #timers: NodeJS.Timeout[] = [];
+  #dirty = false;
+
+  constructor(opts: StatsHubOptions) {
+    this.#opts = opts;
+    this.#errors = new ErrorRing(opts.errorElts);
+  }
+
+  /** Loads the persisted aggregate (a missing or unreadable one starts from zero) and starts the timers. */
+  async start(): Promise<void> {
+    const kv = this.#opts.kv;
+    if (kv) {
+      try {
+        const [stats, graph] = await Promise.all([kv.get(STATS_KEY), kv.get(GRAPH_KEY)]);
+        if (stats) {
+          const saved = JSON.parse(stats.toString('utf8')) as { state?: unknown; errors?: unknown };
+          this.#state = reviveState(saved.state);
+          this.#errors.restore(saved.errors);
+        }
+        if (graph) this.#graph.restore(JSON.parse(graph.toString('utf8')));
+      } catch (err) {
+        this.#opts.log.warn('could not load saved statistics; starting from zero', { err: String(err) });
+      }
+    }
+    this.#graph.add(Date.now() / 1000);
+    const tick = setInterval(() => this.#graph.add(Date.now() / 1000), GRAPH_TICK_MS);
+    const persist = setInterval(() => void this.persist(), PERSIST_INTERVAL_MS);
+    tick.unref();
+    persist.unref();
+    this.#timers = [tick, persist];
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    this.#dirty = true;
+    await this.persist();
+  }
+
+  async persist(): Promise<void> {
+    const kv = this.#opts.kv;
+    if (!kv || !this.#dirty) return;
+    this.#dirty = false;
+    try {
+      await kv.set(STATS_KEY, JSON.stringify({ state: this.#state, errors: this.#errors.list() }));
+      await kv.set(GRAPH_KEY, JSON.stringify(this.#graph.toJSON()));
+    } catch (err) {
+      this.#dirty = true;
+      this.#opts.log.warn('could not save statistics', { err: String(err) });
+    }
+  }
+
+  delta(d: StatsDelta, proc?: { pid: number; heapUsed: number; rss: number }): void {
+    applyDelta(this.#state, d);
+    if (d.scanned > 0) this.#graph.add(Date.now() / 1000, d.actions);
+    if (proc) this.#procs.set(proc.pid, { heapUsed: proc.heapUsed, rss: proc.rss });
+    this.#dirty = true;
+  }
+
+  /** A process is gone: its memory figures no longer count. */
+  forgetProcess(pid: number): void {
+    this.#procs.delete(pid);
+  }
+
+  error(e: ErrorEntry): void {
+    this.#errors.push(e);
+    this.#dirty = true;
+  }
+
+  async snapshot(): Promise<StatsSnapshot> {
+    let heapUsed = 0;
+    let rss = 0;
+    for (const p of this.#procs.values()) {
+      heapUsed += p.heapUsed;
+      rss += p.rss;
+    }
+    return {
+      state: structuredClone(this.#state),
+      heapUsed,
+      rss,
+      health: this.#opts.health?.() ?? { scanners: 1, alive: 1 },
+    };
+  }
+
+  async reset(): Promise<StatsSnapshot> {
+    const before = await this.snapshot();
+    resetCounters(this.#state);
+    this.#dirty = true;
+    return before;
+  }
+
+  async graph(type: GraphType): Promise<GraphPoint[][]> {
+    return this.#graph.render(type, Date.now() / 1000);
+  }
+
+  async errors(): Promise<ErrorEntry[]> {
+    return this.#errors.list();
+  }
+}

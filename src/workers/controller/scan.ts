@@ -1,0 +1,38 @@
+// /scan, /check and /checkv2 on the controller (controller.md §4.14): the normal worker's
+// protocol layer (the transport has already copied query parameters into the headers, so
+// `?ip=…&from=…` works), and the scan counted and kept in the history like any other.
+
+import { classifyError } from '../../http/errors.js';
+import type { Reply, Request } from '../../http/types.js';
+import { loadDictionaries } from '../../http/zstd.js';
+import { decodeV2Request } from '../../protocol/decode-v2.js';
+import { buildV2Reply } from '../../protocol/reply-v2.js';
+import type { ReplyLayout } from '../../protocol/scan-request.js';
+import type { CoreContext } from './core-context.js';
+import { controllerError, markUncompressed } from './json.js';
+import type { ControllerRoute } from './types.js';
+
+export function scanRoutes(ctx: CoreContext): ControllerRoute[] {
+  const dictionaries = loadDictionaries(undefined);
+  const maxMessage = ctx.config.workers.normal.maxMessage;
+  const scan = async (req: Request, layout: ReplyLayout): Promise<Reply> => {
+    let sr;
+    try {
+      sr = decodeV2Request(req, layout, { maxMessage, dictionaries, log: ctx.log });
+    } catch (err) {
+      const shape = classifyError(err);
+      return controllerError(shape.status, shape.message);
+    }
+    const startedAt = Date.now();
+    const t0 = process.hrtime.bigint();
+    const result = await ctx.engine.scan(sr.message, sr.meta);
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    ctx.observeScan({ result, meta: sr.meta, message: sr.message, startedAt, seconds, legacy: layout === 'v1' });
+    return markUncompressed(buildV2Reply(result, sr.meta, sr.want, dictionaries));
+  };
+  return [
+    { path: '/checkv2', level: 'normal', handler: (req) => scan(req, 'v2') },
+    { path: '/check', level: 'normal', handler: (req) => scan(req, 'v1') },
+    { path: '/scan', level: 'normal', handler: (req) => scan(req, 'v1') },
+  ];
+}
