@@ -10,7 +10,13 @@ import { loadConfig } from '../config/load.js';
 import { moduleConfigIssues } from '../config/modules.js';
 import { createEngine } from '../engine/index.js';
 import { builtinModules } from '../modules/index.js';
+import { createMapRegistry } from '../maps/index.js';
+import { createLogger } from '../observability/log.js';
+import { openStores } from '../storage/index.js';
 import { serve } from '../workers/supervisor.js';
+import { registerKeypairCommand } from './keypair.js';
+import { registerPwCommand } from './pw.js';
+import { registerStatsCommand } from './stats.js';
 
 /** Where the configuration lives when `-c` is not given: $MAILSIFT_CONF_DIR, ./conf, /etc/mailsift. */
 function defaultConfDir(): string {
@@ -52,8 +58,18 @@ async function configtest(dir: string): Promise<{ errors: string; notes: string[
     const cfg = await loadConfig(dir);
     const issues = moduleConfigIssues(cfg, builtinModules);
     if (issues.length) throw new ConfigError(issues);
-    // Building the engine runs every module's setup: what a schema cannot see fails here.
-    const engine = await createEngine(cfg.engine, builtinModules);
+    // Building the engine runs every module's setup: what a schema cannot see fails here. It gets
+    // the same stores and maps a worker gets, so a module needing them is judged as it will run.
+    const quiet = createLogger({ level: 'error', format: 'text', destination: process.stderr });
+    const stores = await openStores(cfg, quiet);
+    const maps = createMapRegistry({ baseDir: cfg.dir, log: quiet });
+    let engine;
+    try {
+      engine = await createEngine(cfg.engine, builtinModules, { log: quiet, stores, maps });
+    } finally {
+      maps.close();
+      await stores.close();
+    }
     const errors: string[] = [];
     const notes: string[] = [];
     for (const [name, reason] of engine.disabledModules()) {
@@ -105,6 +121,10 @@ export function buildProgram(): Command {
       // Exit explicitly: an engine may hold timers or store handles open.
       process.exit(errors ? 1 : 0);
     });
+
+  registerKeypairCommand(program);
+  registerPwCommand(program);
+  registerStatsCommand(program, defaultConfDir);
 
   return program;
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import cliProgress from 'cli-progress';
+import { learnMain, LEARN_COMMANDS } from './mailsiftc-learn.js';
 import { ScanClient, isScanClientError, renderMimeOutput, renderScanText, type ScanOptions, type ScanReply } from '../client/index.js';
 
 /** rspamc's default `-n`: enough parallel scans to keep a worker busy without flooding it. */
@@ -39,6 +40,8 @@ interface CliOptions {
   raw?: boolean;
   extendedUrls?: boolean;
   profile?: boolean;
+  /** Server public key: HTTP-encrypt every request (rspamc --key). */
+  key?: string;
 }
 
 interface Input {
@@ -143,11 +146,13 @@ function render(o: CliOptions, name: string, outcome: Outcome, tty: boolean): Bu
 }
 
 export async function main(argv: string[]): Promise<number> {
+  if (argv.some((a) => LEARN_COMMANDS.has(a))) return learnMain(argv);
   const program = new Command('mailsiftc')
     .description('Scan messages with a mailsift (or Rspamd) scan worker; rspamc-compatible options and output')
     .helpOption('--help', 'display help')
     .option('-h, --connect <host[:port]>', 'scan worker address, or a unix socket path', 'localhost:11333')
     .option('-P, --password <password>', 'controller password (sent as Password)')
+    .option('--key <pubkey>', "encrypt requests to the server's public key (base32, as rspamc --key)")
     .option('-3, --protocol-v3', 'use /checkv3 (multipart) instead of /checkv2')
     .option('--msgpack', 'msgpack metadata and result (v3) / Accept msgpack (v2)')
     .option('-z, --compressed', 'zstd-compress the message and ask for a compressed reply')
@@ -191,7 +196,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   let client: ScanClient;
   try {
-    client = new ScanClient({ server: o.connect, timeoutMs: o.timeout * 1000, maxSockets: o.maxRequests, userAgent: 'rspamc' });
+    client = new ScanClient({ server: o.connect, timeoutMs: o.timeout * 1000, maxSockets: o.maxRequests, userAgent: 'rspamc', ...(o.key !== undefined ? { key: o.key } : {}) });
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n`);
     return 1;

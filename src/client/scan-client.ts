@@ -1,6 +1,8 @@
 // The scan client: one keep-alive connection pool to one server, scans over v2 or v3, and
 // typed errors for everything that is not a decoded 2xx reply.
 import http from 'node:http';
+import { decodePublicKey } from '../crypto/keypair.js';
+import { sendEncrypted } from './encrypted.js';
 import { CLIENT_ERROR_CODES, ScanClientError } from './errors.js';
 import { decodeReply, errorText } from './reply.js';
 import { buildV2Request, buildV3Request, type BuiltRequest } from './request.js';
@@ -23,6 +25,11 @@ export interface ScanClientOptions {
   /** Sent as `Password` with every request unless a request sets its own. */
   password?: string;
   userAgent?: string;
+  /**
+   * The server's public key (52 base32 characters, as `rspamc --key`): every request is then
+   * HTTP-encrypted (spec/encryption.md), one connection per request like rspamc.
+   */
+  key?: string;
 }
 
 export interface ServerAddress {
@@ -77,6 +84,8 @@ export class ScanClient {
   readonly #timeoutMs: number;
   readonly #password: string | undefined;
   readonly #userAgent: string;
+  /** Decoded `key` option: requests are encrypted to it. */
+  readonly #serverKey: Uint8Array | undefined;
 
   constructor(opts: ScanClientOptions = {}) {
     this.address = parseServer(opts.server ?? `localhost:${DEFAULT_SCAN_PORT}`);
@@ -84,6 +93,10 @@ export class ScanClient {
     this.#password = opts.password;
     this.#userAgent = opts.userAgent ?? 'mailsiftc';
     this.#agent = new http.Agent({ keepAlive: opts.keepAlive ?? true, maxSockets: opts.maxSockets ?? Infinity });
+    if (opts.key !== undefined) {
+      this.#serverKey = decodePublicKey(opts.key);
+      if (!this.#serverKey) throw new ScanClientError(CLIENT_ERROR_CODES.BAD_REQUEST, `bad server key (expected 52 base32 characters): ${opts.key}`);
+    }
   }
 
   /** Scan one message; resolves with the decoded reply or rejects with a ScanClientError. */
@@ -115,6 +128,10 @@ export class ScanClient {
   }
 
   async #send(req: BuiltRequest | { method: 'GET'; path: string; headers: Array<[string, string]>; body: Buffer }, timeoutMs: number) {
+    if (this.#serverKey) {
+      const headers: Array<[string, string]> = [['User-Agent', this.#userAgent], ...req.headers];
+      return sendEncrypted(this.address, this.#serverKey, { ...req, headers }, { timeoutMs, maxReplyBytes: MAX_REPLY_BYTES });
+    }
     try {
       return await this.#sendOnce(req, timeoutMs);
     } catch (e) {

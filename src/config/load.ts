@@ -12,9 +12,12 @@ import { loadDictionary, type ZstdDictionary } from './dictionaries.js';
 import { ConfigError, describeValue, type ConfigIssue } from './errors.js';
 import { toConfigIssues } from './issues.js';
 import { isPlainMap, layer, type LayeredDoc, type PlainMap } from './merge.js';
-import { ACTION_KEY_ALIASES, Groups, MainConfig, type GroupsValue, type MainConfigValue } from './schema.js';
+import { ACTION_KEY_ALIASES, Groups, MainConfig, type GroupsValue, type MainConfigValue, type StoresConfigValue } from './schema.js';
 import { mergeGroups, toEngineConfig } from './to-engine.js';
 import { pathKey, readYamlSource, type Position } from './yaml-source.js';
+import { workerCrypt, type WorkerCryptConfig } from './schema-keypair.js';
+import type { FuzzyWorkerConfig } from '../fuzzy/worker-config.js';
+import { workerTls, type WorkerTlsConfig } from './schema-tls.js';
 
 export const MAIN_FILE = 'mailsift.yaml';
 export const GROUPS_FILE = 'groups.yaml';
@@ -35,22 +38,44 @@ export interface NormalWorkerConfig {
   keepaliveTimeout: number;
   /** Shape of the transport's DictionarySet (src/http/zstd.ts). */
   dictionaries: { input?: ZstdDictionary; output?: ZstdDictionary };
+  /** HTTP encryption, when the worker has a keypair. */
+  crypt?: WorkerCryptConfig;
+  /** HTTPS listener (schema-tls.ts). */
+  tls?: WorkerTlsConfig;
 }
 
 export interface ControllerWorkerConfig {
   enabled: boolean;
   host: string;
   port: number;
+  password?: string;
+  enablePassword?: string;
+  /** Addresses and CIDRs trusted without a password; empty: none configured. */
+  secureIp: string[];
+  /** Absolute web UI directory. */
+  staticDir?: string;
+  neighbours: Record<string, { host: string; path?: string }>;
+  historyRows: number;
+  errorElts: number;
+  /** Refused authentications per address per minute before 429; 0 disables throttling. */
+  authFailLimit: number;
+  /** HTTP encryption, when the worker has a keypair. */
+  crypt?: WorkerCryptConfig;
+  /** HTTPS listener (schema-tls.ts). */
+  tls?: WorkerTlsConfig;
 }
 
 export interface LoadedConfig {
   /** Absolute path of the configuration directory. */
   dir: string;
   engine: EngineConfig;
-  workers: { normal: NormalWorkerConfig; controller: ControllerWorkerConfig };
+  /** `fuzzy`: the fuzzy storage worker (src/fuzzy/worker-config.ts), as validated. */
+  workers: { normal: NormalWorkerConfig; controller: ControllerWorkerConfig; fuzzy: FuzzyWorkerConfig };
   logging: { level: LogLevel; format: LogFormat };
   /** Absolute path where stores keep their files. */
   dataDir: string;
+  /** The `stores:` section (back end per store); src/storage/index.ts openStores reads it. */
+  stores: StoresConfigValue;
   hostname: string;
   /** Every file read, in the order applied (display paths). */
   files: string[];
@@ -191,6 +216,14 @@ export async function loadConfig(dir: string): Promise<LoadedConfig> {
     loadDictionary(absDir, cfg.workers.normal.zstd_output_dictionary, 'workers.normal.zstd_output_dictionary', mainDoc.blame),
   ]);
   issues.push(...[...input.issues, ...output.issues].map((i) => withPosition(mainDoc, i)));
+  const crypt = { normal: workerCrypt(cfg.workers.normal), controller: workerCrypt(cfg.workers.controller) };
+  for (const [name, c] of Object.entries(crypt)) {
+    if (c.problem) issues.push(withPosition(mainDoc, { file: mainDoc.blame, path: `workers.${name}.encrypted_only`, expected: c.problem, found: 'no keypair' }));
+  }
+  const tls = { normal: workerTls(cfg.workers.normal.tls, absDir), controller: workerTls(cfg.workers.controller.tls, absDir) };
+  for (const [name, t] of Object.entries(tls)) {
+    for (const p of t.problems) issues.push(withPosition(mainDoc, { file: mainDoc.blame, path: `workers.${name}.tls.${p.key}`, expected: p.expected, found: p.found }));
+  }
   if (issues.length) throw new ConfigError(issues);
 
   const hostname = cfg.hostname ?? osHostname();
@@ -211,13 +244,33 @@ export async function loadConfig(dir: string): Promise<LoadedConfig> {
           ...(input.dictionary ? { input: input.dictionary } : {}),
           ...(output.dictionary ? { output: output.dictionary } : {}),
         },
+        ...(crypt.normal.crypt ? { crypt: crypt.normal.crypt } : {}),
+        ...(tls.normal.tls ? { tls: tls.normal.tls } : {}),
       },
-      controller: { enabled: cfg.workers.controller.enabled, host: cfg.workers.controller.bind.host, port: cfg.workers.controller.bind.port },
+      controller: { ...controllerConfig(cfg.workers.controller, absDir), ...(crypt.controller.crypt ? { crypt: crypt.controller.crypt } : {}), ...(tls.controller.tls ? { tls: tls.controller.tls } : {}) },
+      fuzzy: cfg.workers.fuzzy,
     },
     logging: cfg.logging,
     dataDir: resolve(absDir, cfg.data_dir),
+    stores: cfg.stores,
     hostname,
     files: [...mainDoc.files, ...groupsDoc.files, ...moduleConfigs.files],
     moduleDocs: moduleConfigs.docs,
+  };
+}
+
+function controllerConfig(c: MainConfigValue['workers']['controller'], absDir: string): ControllerWorkerConfig {
+  return {
+    enabled: c.enabled,
+    host: c.bind.host,
+    port: c.bind.port,
+    ...(c.password !== undefined ? { password: c.password } : {}),
+    ...(c.enable_password !== undefined ? { enablePassword: c.enable_password } : {}),
+    secureIp: c.secure_ip === undefined ? [] : Array.isArray(c.secure_ip) ? c.secure_ip : [c.secure_ip],
+    ...(c.static_dir !== undefined ? { staticDir: resolve(absDir, c.static_dir) } : {}),
+    neighbours: c.neighbours,
+    historyRows: c.history_rows,
+    errorElts: c.error_elts,
+    authFailLimit: c.auth_fail_limit,
   };
 }

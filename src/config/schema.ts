@@ -5,6 +5,9 @@
 import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../observability/log.js';
 import { parseBind, parseDuration, parseSize } from './values.js';
+import { WorkerTlsKeys } from './schema-tls.js';
+import { WorkerCryptKeys } from './schema-keypair.js';
+import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
 
 /** Caps what a config can ask for; each protects the machine from a typo like `count: 2000`. */
 export const MAX_WORKER_COUNT = 256; // more processes than this only thrash a host
@@ -51,11 +54,43 @@ const NormalWorker = z.strictObject({
   zstd_input_dictionary: Dictionary.optional(),
   /** Dictionary for zstd replies to clients that asked with the matching `Dictionary` id. */
   zstd_output_dictionary: Dictionary.optional(),
+  // HTTP encryption (keypair, encrypted_only): see schema-keypair.ts.
+  ...WorkerCryptKeys,
+  // HTTPS listener (tls): see schema-tls.ts.
+  ...WorkerTlsKeys,
 });
 
+/** Longest history a controller keeps; each row is a few KiB of JSON in the store. */
+export const MAX_HISTORY_ROWS = 100_000;
+/** Largest /errors ring; it lives in the supervisor's memory. */
+export const MAX_ERROR_ELTS = 10_000;
+
+const Neighbour = z.strictObject({ host: z.string().min(1), path: z.string().optional() });
+
+// Controller options (controller.md §2.1, §4.19, §4.23).
 const ControllerWorker = z.strictObject({
   enabled: z.boolean().default(true),
   bind: Bind.prefault('127.0.0.1:11334'),
+  /** Normal (read) password: plain text or a hash from `mailsift pw` / `rspamadm pw`. */
+  password: z.string().min(1).optional(),
+  /** Privileged (write) password: plain text or hashed. */
+  enable_password: z.string().min(1).optional(),
+  /** Addresses and CIDR ranges allowed without a password (alias of Rspamd's trusted_ips). */
+  secure_ip: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+  /** Web UI directory served for paths that are not endpoints. */
+  static_dir: z.string().min(1).optional(),
+  /** Other controllers shown by the web UI: name → { host, path }. */
+  neighbours: z.record(z.string(), Neighbour).default({}),
+  /** Rows kept by /history. */
+  history_rows: z.int().min(1).max(MAX_HISTORY_ROWS).default(200),
+  /** Entries kept by the /errors ring. */
+  error_elts: z.int().min(1).max(MAX_ERROR_ELTS).default(10),
+  /** Refused authentications per address per minute before it gets 429; 0: no throttling. */
+  auth_fail_limit: z.int().min(0).max(1_000_000).default(10),
+  // HTTP encryption (keypair, encrypted_only): see schema-keypair.ts.
+  ...WorkerCryptKeys,
+  // HTTPS listener (tls): see schema-tls.ts.
+  ...WorkerTlsKeys,
 });
 
 const Threshold = z.number().nullable();
@@ -154,8 +189,68 @@ const SettingsRule = z.strictObject({
   request_header: z.record(z.string(), z.string()).optional(),
 });
 
+// Stores (DESIGN "State"): `backend` picks SQLite or Redis for every store; `bayes`, `fuzzy`,
+// `history` and `kv` may each override the back end and its connection settings.
+const MAX_STORE_TIMEOUT_S = 60; // a store call waiting longer than this stalls scans; it is a typo
+const StoreBackend = z.enum(['sqlite', 'redis']);
+const SqliteStore = z.strictObject({
+  /** The database file; relative paths are taken from data_dir. */
+  path: z.string().min(1).optional(),
+  /** How long a writer waits for another process's write lock. */
+  busy_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
+  /** `full` (default; `normal` for history) syncs the WAL on every commit, durable before a write resolves; `normal` may lose the last commits on power loss. */
+  synchronous: z.enum(['full', 'normal']).optional(),
+});
+const RedisStore = z.strictObject({
+  /** `host:port` of a standalone server, or the seed nodes of a Cluster. */
+  servers: StringList.optional(),
+  /** `host:port` of Sentinels; `name` is the monitored master. */
+  sentinels: StringList.optional(),
+  name: z.string().min(1).optional(),
+  cluster: z.boolean().optional(),
+  db: z.int().min(0).max(255).optional(),
+  username: z.string().min(1).optional(),
+  password: z.string().min(1).optional(),
+  /** Prepended to every key, so several installations can share one Redis. */
+  prefix: z.string().optional(),
+  connect_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
+  command_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
+});
+const StoreOverride = z.strictObject({
+  backend: StoreBackend.optional(),
+  sqlite: SqliteStore.optional(),
+  redis: RedisStore.optional(),
+});
+export const StoresSection = z.strictObject({
+  backend: StoreBackend.default('sqlite'),
+  sqlite: SqliteStore.default({}),
+  redis: RedisStore.default({}),
+  bayes: StoreOverride.default({}),
+  /** `expire`: lifetime of a fuzzy hash not added or refreshed again (Rspamd's default is 2 days). */
+  fuzzy: StoreOverride.extend({ expire: Duration.default(172800) }).prefault({}),
+  history: StoreOverride.default({}),
+  kv: StoreOverride.default({}),
+});
+export type StoresConfigValue = z.output<typeof StoresSection>;
+
+// The worker's DNS resolver (plugin network API, SPF/DKIM/DMARC, RBLs).
+const MAX_DNS_TIMEOUT_S = 30; // one try waiting longer than this would outlast any task deadline
+export const DnsSection = z.strictObject({
+  /** Resolver addresses (`ip`, `ip:port`, `[v6]:port`); the nameservers of /etc/resolv.conf when empty. */
+  nameserver: StringList.optional(),
+  /** Seconds to wait for one reply before retrying. */
+  timeout: Duration.pipe(z.number().positive().max(MAX_DNS_TIMEOUT_S)).default(1),
+  /** Tries after the first, rotating through the servers. */
+  retransmits: z.int().min(0).max(10).default(2),
+  /** Lookups one task may make (Rspamd's dns_max_requests); `forced` lookups are not counted. */
+  max_requests: z.int().min(0).default(64),
+  /** Cached names at most. */
+  cache_size: z.int().min(0).default(4096),
+});
+export type DnsConfigValue = z.output<typeof DnsSection>;
+
 export const MainConfig = z.strictObject({
-  workers: z.strictObject({ normal: NormalWorker.prefault({}), controller: ControllerWorker.prefault({}) }).prefault({}),
+  workers: z.strictObject({ normal: NormalWorker.prefault({}), controller: ControllerWorker.prefault({}), fuzzy: FuzzyWorkerSchema.prefault({}) }).prefault({}),
   actions: Actions.prefault({}),
   groups: Groups.default({}),
   symbols: z.record(z.string(), SymbolSettings).default({}),
@@ -172,6 +267,10 @@ export const MainConfig = z.strictObject({
     .prefault({}),
   /** Where stores keep their files; relative paths are taken from the config directory. */
   data_dir: z.string().min(1).default('data'),
+  /** Back ends of the Bayes, fuzzy, history and key-value stores. */
+  stores: StoresSection.prefault({}),
+  /** The DNS resolver shared by a worker's tasks. */
+  dns: DnsSection.prefault({}),
   /** Host name reported in headers and the reply; the machine's name by default. */
   hostname: z.string().min(1).optional(),
 });

@@ -89,5 +89,12 @@ export function toEngineConfig(
     modules,
     disabledModules: [...new Set([...main.disabled_modules, ...disabledModules])],
     hostname,
+    dns: {
+      ...(main.dns.nameserver ? { servers: [...main.dns.nameserver] } : {}),
+      timeout: main.dns.timeout,
+      retransmits: main.dns.retransmits,
+      maxRequests: main.dns.max_requests,
+      cacheSize: main.dns.cache_size,
+    },
   };
 }

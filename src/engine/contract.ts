@@ -63,6 +63,16 @@ export interface EngineConfig {
   /** Modules switched off in config. */
   disabledModules: string[];
   hostname: string;
+  /** The worker's DNS resolver; servers default to /etc/resolv.conf's. */
+  dns?: EngineDnsConfig;
+}
+
+export interface EngineDnsConfig {
+  servers?: string[];
+  timeout?: number;
+  retransmits?: number;
+  maxRequests?: number;
+  cacheSize?: number;
 }
 
 export interface Scanner {

@@ -2,6 +2,7 @@
 // scan allocates only its own state.
 
 import type { Logger } from '../plugin-api/index.js';
+import type { NetServices } from '../plugin-api/net/index.js';
 import type { ActionEntry } from './actions.js';
 import type { CompiledComposite } from './composites.js';
 import type { ItemInfo, Registry } from './registry.js';
@@ -20,6 +21,8 @@ export interface EngineCore {
   readonly taskTimeoutMs: number;
   readonly log: Logger;
   readonly defaultSettings: CompiledSettings;
+  /** The worker's shared resolver and Redis clients (network calls of tasks). */
+  readonly net: NetServices;
   /** A callback threw or rejected: log it and count it against the symbol. */
   recordError(item: ItemInfo, err: unknown): void;
 }

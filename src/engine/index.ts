@@ -3,14 +3,14 @@
 // Scanner plus the listings the controller needs.
 
 import type { ActionName, Logger, ModuleDefinition, ScanMeta, ScanResult } from '../plugin-api/index.js';
-import { buildBaseActions, milterAttributes, requiredScore, spamLimit } from './actions.js';
+import { buildBaseActions, milterAttributes, normaliseActionName, requiredScore, spamLimit } from './actions.js';
 import type { ActionEntry } from './actions.js';
 import { compileComposites } from './composites.js';
 import type { CompiledComposite } from './composites.js';
 import type { EngineConfig, EngineFactory, Scanner } from './contract.js';
 import type { EngineCore } from './core.js';
 import { Registry } from './registry.js';
-import type { ItemInfo } from './registry.js';
+import type { ItemInfo, RegistryInput } from './registry.js';
 import { buildResult } from './result.js';
 import { runScan } from './scheduler.js';
 import type { GroupLimit } from './scoring.js';
@@ -18,8 +18,14 @@ import { createSettingsResolver, defaultSettings } from './settings.js';
 import type { CompiledSettings, SettingsResolver } from './settings.js';
 import { DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
 import { ScanTask } from './task.js';
+import { createNetServices } from '../plugin-api/net/index.js';
+import type { NetServices } from '../plugin-api/net/index.js';
+import { actionState, ScoreOverrides, type RuntimeOverrides } from './overrides.js';
+import { createMapRegistry, type MapRegistry } from '../maps/index.js';
+import type { Stores } from '../storage/types.js';
 
 export { EngineError } from './errors.js';
+export type { RuntimeOverrides } from './overrides.js';
 export type { EngineErrorCode } from './errors.js';
 
 /** Rspamd's task_timeout default, in seconds. */
@@ -27,6 +33,12 @@ export const DEFAULT_TASK_TIMEOUT = 8;
 
 export interface EngineOptions {
   log?: Logger;
+  /** The worker's resolver and Redis clients; made from config.dns when absent (tests pass their own to close them). */
+  net?: NetServices;
+  /** The worker's stores, handed to modules as ctx.stores (Bayes, fuzzy, …). */
+  stores?: Stores;
+  /** The process's map registry (shared with the controller's map endpoints); a private one otherwise. */
+  maps?: MapRegistry;
 }
 
 export interface SymbolListing {
@@ -61,6 +73,16 @@ export interface Engine extends Scanner {
   errorCounts(): ReadonlyMap<string, number>;
   /** Module → reason, for modules that are switched off. */
   disabledModules(): ReadonlyMap<string, string>;
+  /** The maps the modules declared (controller /maps, /getmap, /savemap, /plugins/maps/*). */
+  maps(): MapRegistry;
+  /** Replace the runtime overrides (dynamic config from the controller); applies to the next scan. */
+  applyOverrides(overrides: RuntimeOverrides): void;
+  /** The overrides in force (what applyOverrides was last given). */
+  overrides(): RuntimeOverrides;
+  /** Threshold from the configuration alone (null: no threshold), ignoring runtime overrides. */
+  configuredThreshold(action: string): number | null;
+  /** Score from the configuration alone, ignoring runtime overrides; undefined for unknown symbols. */
+  configuredScore(symbol: string): number | undefined;
 }
 
 const silentLogger: Logger = {
@@ -77,21 +99,31 @@ const silentLogger: Logger = {
 class EngineImpl implements Engine, EngineCore {
   readonly registry: Registry;
   readonly composites: readonly CompiledComposite[];
-  readonly baseActions: readonly ActionEntry[];
-  readonly baseRequiredScore: number;
-  readonly baseSpamLimit: number;
+  // Not readonly: runtime overrides (applyOverrides) swap them; a task reads them once at start.
+  baseActions: readonly ActionEntry[];
+  baseRequiredScore: number;
+  baseSpamLimit: number;
   readonly milterAttrs: Map<string, string>;
   readonly groupLimits: ReadonlyMap<string, GroupLimit>;
   readonly subjectTemplate: string;
   readonly taskTimeoutMs: number;
   readonly log: Logger;
   readonly defaultSettings: CompiledSettings;
+  /** Set by createEngineWith right after construction (network calls of tasks). */
+  net!: NetServices;
   readonly #resolver: SettingsResolver;
   readonly #errors = new Map<string, number>();
   readonly #config: EngineConfig;
+  readonly #maps: MapRegistry;
+  readonly #scoreOverrides: ScoreOverrides;
+  #overrides: RuntimeOverrides = {};
+  #effectiveActions: EngineConfig['actions'];
 
-  constructor(config: EngineConfig, registry: Registry, log: Logger) {
+  constructor(config: EngineConfig, registry: Registry, log: Logger, maps: MapRegistry) {
     this.#config = config;
+    this.#maps = maps;
+    this.#scoreOverrides = new ScoreOverrides(registry);
+    this.#effectiveActions = config.actions;
     this.registry = registry;
     this.log = log;
     this.composites = compileComposites(registry);
@@ -167,7 +199,7 @@ class EngineImpl implements Engine, EngineCore {
       if (a.milter !== undefined) l.milter = a.milter;
       return l;
     });
-    for (const [name, ac] of Object.entries(this.#config.actions)) {
+    for (const [name, ac] of Object.entries(this.#effectiveActions)) {
       if (ac.threshold === null && !out.some((a) => a.name === name)) {
         const l: ActionListing = { name, threshold: null };
         if (ac.milter !== undefined) l.milter = ac.milter;
@@ -184,13 +216,44 @@ class EngineImpl implements Engine, EngineCore {
   disabledModules(): ReadonlyMap<string, string> {
     return this.registry.disabledModules;
   }
+
+  maps(): MapRegistry {
+    return this.#maps;
+  }
+
+  applyOverrides(overrides: RuntimeOverrides): void {
+    const st = actionState(this.#config.actions, overrides.actions);
+    this.#scoreOverrides.apply(overrides.scores);
+    this.#effectiveActions = st.actions;
+    this.baseActions = st.baseActions;
+    this.baseRequiredScore = st.baseRequiredScore;
+    this.baseSpamLimit = st.baseSpamLimit;
+    this.#overrides = overrides;
+  }
+
+  overrides(): RuntimeOverrides {
+    return this.#overrides;
+  }
+
+  configuredThreshold(action: string): number | null {
+    const st = actionState(this.#config.actions, undefined);
+    const e = st.baseActions.find((a) => a.name === normaliseActionName(action));
+    return e && Number.isFinite(e.threshold) ? e.threshold : null;
+  }
+
+  configuredScore(symbol: string): number | undefined {
+    return this.#scoreOverrides.configuredScore(symbol);
+  }
 }
 
 /** Build the engine: set up every module, seal the registry, compile composites and settings. */
 export async function createEngineWith(config: EngineConfig, modules: ReadonlyArray<ModuleDefinition<any>>, options: EngineOptions = {}): Promise<Engine> { // eslint-disable-line @typescript-eslint/no-explicit-any -- modules carry heterogeneous config types
   const log = options.log ?? silentLogger;
-  const registry = await Registry.build({ config, modules, log });
-  return new EngineImpl(config, registry, log);
+  const maps = options.maps ?? createMapRegistry({ baseDir: process.cwd(), log });
+  const registry = await Registry.build({ config, modules, log, maps, ...(options.stores ? { stores: options.stores } : {}) });
+  const engine = new EngineImpl(config, registry, log, maps);
+  engine.net = options.net ?? createNetServices(config.dns ? { dns: config.dns } : {});
+  return engine;
 }
 
 /** The EngineFactory of contract.ts; `options.log` is an extra the factory type does not require. */

@@ -10,6 +10,7 @@ import type {
   Logger,
   ModuleContext,
   ModuleDefinition,
+  ModuleMaps,
   Stage,
   SymbolFlag,
   SymbolRegistration,
@@ -18,6 +19,7 @@ import type {
 import { STAGES } from '../plugin-api/index.js';
 import type { EngineConfig, GroupConfig } from './contract.js';
 import { EngineError } from './errors.js';
+import type { Stores } from '../storage/types.js';
 
 /** Group name of symbols that declare none (Rspamd's pseudo group). */
 export const UNGROUPED = 'ungrouped';
@@ -69,6 +71,10 @@ export interface RegistryInput {
   config: EngineConfig;
   modules: ReadonlyArray<ModuleDefinition<unknown>>;
   log: Logger;
+  /** Handed to modules as ctx.stores. */
+  stores?: Stores;
+  /** Handed to modules as ctx.maps. */
+  maps: ModuleMaps;
 }
 
 export class Registry {
@@ -95,7 +101,7 @@ export class Registry {
     return reg;
   }
 
-  async #setupModules({ config, modules, log }: RegistryInput): Promise<void> {
+  async #setupModules({ config, modules, log, stores, maps }: RegistryInput): Promise<void> {
     const pending: PendingItem[] = [];
     for (const mod of modules) {
       if (config.disabledModules.includes(mod.name)) {
@@ -113,6 +119,8 @@ export class Registry {
         config: modConfig,
         log,
         hostname: config.hostname,
+        ...(stores ? { stores } : {}),
+        maps,
         symbol(r: SymbolRegistration): void {
           if (registry.#sealed) {
             throw new EngineError('ENGINE_SEALED', `module ${mod.name}: symbol ${r.name} registered after setup (registry is sealed)`);

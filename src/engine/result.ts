@@ -36,6 +36,7 @@ export function buildResult(task: ScanTask): ScanResult {
     addUrls(res, message);
   }
   if (task.milter) res.milter = task.milter;
+  if (task.dkimSignatures) res.dkimSignatures = task.dkimSignatures;
   if (task.rewritten) {
     res.rewritten = task.rewritten;
     res.rewrittenBodyOffset = bodyOffset(task.rewritten);

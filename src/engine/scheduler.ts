@@ -4,8 +4,9 @@
 // nothing costs no promise. The per-task deadline abandons whatever is still pending.
 //
 // Callbacks may return a promise without the `coro` flag: the scheduler awaits any thenable.
-// Network calls must go through the task's context wrappers (bound to `task.signal`) so the
-// deadline can cancel them; `coro` marks such symbols for the network APIs to come.
+// Network calls go through task.http/dns/tcp/redis (src/plugin-api/net), bound to `task.signal`
+// so the deadline cancels them; their awaited forms need `coro` (checked in net-scope.ts), and
+// callback-form calls keep their symbol pending until they complete.
 //
 // `skip_process` changes nothing here: the message is parsed lazily on first use either way,
 // and Rspamd 3.4's reply for it is otherwise normal (fixture a17). Symbols inserted by
@@ -15,6 +16,7 @@ import type { Stage } from '../plugin-api/index.js';
 import { evaluateComposites } from './composites.js';
 import type { ItemInfo } from './registry.js';
 import type { ScanTask } from './task.js';
+import { needsAsyncScope, runningItem } from './net-scope.js';
 
 export async function runScan(task: ScanTask): Promise<void> {
   if (task.requestSkip) return;
@@ -86,18 +88,27 @@ function isThenable(v: unknown): v is Promise<void> {
 function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
   const t0 = task.profiling ? performance.now() : 0;
   let r: void | Promise<void>;
+  const prev = task.runningItem;
+  task.runningItem = item;
   try {
-    r = item.check(task);
+    r = needsAsyncScope(item) ? runningItem.run(item, () => item.check(task)) : item.check(task);
   } catch (err) {
     task.core.recordError(item, err);
     if (task.profile) task.profile[item.name] = (performance.now() - t0) / 1000;
     return undefined;
+  } finally {
+    task.runningItem = prev;
   }
+  // Network calls made in callback form keep the symbol pending until they complete.
+  const events = task.netScope?.drained(item.id);
   if (!isThenable(r)) {
-    if (task.profile) task.profile[item.name] = (performance.now() - t0) / 1000;
-    return undefined;
+    if (!events) {
+      if (task.profile) task.profile[item.name] = (performance.now() - t0) / 1000;
+      return undefined;
+    }
+    r = events;
   }
-  let p: Promise<void> = r.then(undefined, (err: unknown) => task.core.recordError(item, err));
+  let p: Promise<void> = r.then(() => task.netScope?.drained(item.id), (err: unknown) => task.core.recordError(item, err));
   if (item.timeout !== undefined) p = withItemTimeout(task, item, p);
   const done = p.then(() => {
     task.pending?.delete(item.id);

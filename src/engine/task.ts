@@ -27,6 +27,10 @@ import { Scoring } from './scoring.js';
 import { symbolAllowed } from './settings.js';
 import type { CompiledSettings } from './settings.js';
 import { renderSubject, DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
+import { createTaskNet } from '../plugin-api/net/index.js';
+import type { TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp } from '../plugin-api/net/index.js';
+import { TaskNetScope } from './net-scope.js';
+import type { ItemInfo } from './registry.js';
 
 type AddHeaderValue = string | MilterHeaderEntry;
 
@@ -63,6 +67,7 @@ export class ScanTask implements Task {
   milter: MilterReply | undefined;
   messages: Record<string, string> = {};
   rewritten: Buffer | undefined;
+  dkimSignatures: string[] | undefined;
   profile: Record<string, number> | undefined;
   /** Item id → promise of an item still running. */
   pending: Map<number, Promise<void>> | null = null;
@@ -72,6 +77,11 @@ export class ScanTask implements Task {
   #envelopeFrom: EmailAddress | null | undefined;
   #envelopeRcpt: EmailAddress[] | undefined;
   #abort: AbortController | undefined;
+  /** The symbol whose callback is running synchronously right now (network-call attribution). */
+  runningItem: ItemInfo | undefined;
+  /** Made on first network call: a task that never touches the network pays nothing. */
+  netScope: TaskNetScope | undefined;
+  #net: TaskNet | undefined;
 
   constructor(core: EngineCore, raw: Buffer, meta: ScanMeta, settings: CompiledSettings) {
     this.core = core;
@@ -150,6 +160,30 @@ export class ScanTask implements Task {
   get signal(): AbortSignal {
     this.#abort ??= new AbortController();
     return this.#abort.signal;
+  }
+
+  get #taskNet(): TaskNet {
+    if (!this.#net) {
+      this.netScope = new TaskNetScope(this);
+      this.#net = createTaskNet(this.netScope);
+    }
+    return this.#net;
+  }
+
+  get http(): TaskHttp {
+    return this.#taskNet.http;
+  }
+
+  get dns(): TaskDns {
+    return this.#taskNet.dns;
+  }
+
+  get tcp(): TaskTcp {
+    return this.#taskNet.tcp;
+  }
+
+  get redis(): TaskRedis {
+    return this.#taskNet.redis;
   }
 
   /** Abort network work of this task (deadline passed or the task ended). */
@@ -260,6 +294,10 @@ export class ScanTask implements Task {
 
   addMessage(category: string, text: string): void {
     this.messages[category] = text;
+  }
+
+  addDkimSignature(value: string): void {
+    (this.dkimSignatures ??= []).push(value);
   }
 
   rewriteMessage(message: Buffer): void {

@@ -50,6 +50,29 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   ERR_V3_DECOMPRESSION: { status: 400, domain: 'protocol-error' },
   // Scanning.
   ERR_SCAN_FAILED: { status: 500, domain: 'task-error' },
+  // TLS listener set-up (src/http/tls.ts): unreadable or unusable certificate files. They
+  // stop a worker from starting or a reload from applying; no request ever carries them.
+  ERR_TLS_FILES: { status: 500, domain: 'transport-error' },
+  ERR_TLS_CONFIG: { status: 500, domain: 'transport-error' },
+  // Controller endpoint families (src/workers/controller/json.ts ControllerError): the error
+  // carries the status Rspamd uses for that endpoint, and the controller's dispatcher renders it
+  // as ERR(status, text). This entry is the fallback if one ever escapes to another layer.
+  ERR_CONTROLLER: { status: 500, domain: 'protocol-error' },
+  // Learning (src/stats LearnError, rendered by the controller's /learnspam and /learnham with
+  // Rspamd 3.4's statuses: 204 and 208 carry an error body there).
+  LEARN_ALREADY_LEARNED: { status: 208, domain: 'task-error' },
+  LEARN_TOO_FEW_TOKENS: { status: 204, domain: 'task-error' },
+  LEARN_TOO_MANY_TOKENS: { status: 204, domain: 'task-error' },
+  LEARN_CONDITIONS_DENIED: { status: 204, domain: 'task-error' },
+  LEARN_STORE_UNAVAILABLE: { status: 503, domain: 'task-error' },
+  LEARN_STORE_FAILED: { status: 500, domain: 'task-error' },
+  // HTTP encryption (src/http/crypt/): the connection is closed after each of these.
+  ERR_CRYPT_REQUIRED: { status: 400, domain: 'transport-error' },
+  ERR_CRYPT_BAD_KEY_HEADER: { status: 400, domain: 'transport-error' },
+  ERR_CRYPT_UNKNOWN_KEY: { status: 400, domain: 'transport-error' },
+  ERR_CRYPT_SHORT_BODY: { status: 400, domain: 'transport-error' },
+  ERR_CRYPT_BAD_MAC: { status: 400, domain: 'transport-error' },
+  ERR_CRYPT_BAD_INNER: { status: 400, domain: 'transport-error' },
 };
 
 export interface ErrorReplyShape {

@@ -3,10 +3,12 @@
 // per-request and idle time-outs so a slow or stalled client never holds a worker.
 
 import net from 'node:net';
+import type { CryptSession, HttpCryptServer } from './crypt/server-crypt.js';
 import { MailsiftError } from './errors.js';
 import { replyForError, serializeReplyHead } from './reply.js';
 import { RequestParser, type ParsedRequest } from './request-parser.js';
 import { DEFAULT_SERVER_NAME } from './server-name.js';
+import { addCertIssuer, isTlsSocket, verifiedIssuer } from './tls.js';
 import type { Handler, Reply, Request } from './types.js';
 
 export interface TransportOptions {
@@ -22,6 +24,8 @@ export interface TransportOptions {
   serverName?: string;
   /** Called with errors that have no code (bugs), before the 500 reply. */
   onUnknownError?: (err: unknown) => void;
+  /** HTTP encryption (spec/encryption.md) when the worker has a keypair; see src/http/crypt/. */
+  crypt?: HttpCryptServer;
 }
 
 /** Default body limit: Rspamd's `max_message`, 50 MiB. */
@@ -57,7 +61,7 @@ export function createTransport(handler: Handler, opts: TransportOptions = {}): 
   let closing = false;
 
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
-    const c = new Connection(socket, handler, limits, requestTimeout, idleTimeout, serverName, opts.onUnknownError);
+    const c = new Connection(socket, handler, limits, requestTimeout, idleTimeout, serverName, opts.onUnknownError, opts.crypt);
     conns.add(c);
     socket.once('close', () => conns.delete(c));
     if (closing) c.shutdownIdle();
@@ -89,6 +93,12 @@ class Connection {
   #serverName: string;
   #onUnknown: ((err: unknown) => void) | undefined;
   #shutdownRequested = false;
+  #limits: { maxBodyBytes: number; maxHeaderBytes: number };
+  /** HTTP encryption: set when the worker has a keypair. */
+  #crypt: HttpCryptServer | undefined;
+  /** TLS: the socket came through an HTTPS listener; issuer of its verified client certificate. */
+  #tls: boolean;
+  #certIssuer: string | undefined;
 
   constructor(
     socket: net.Socket,
@@ -98,8 +108,13 @@ class Connection {
     idleTimeout: number,
     serverName: string,
     onUnknown: ((err: unknown) => void) | undefined,
+    crypt?: HttpCryptServer,
   ) {
     this.#socket = socket;
+    this.#limits = limits;
+    this.#crypt = crypt;
+    this.#tls = isTlsSocket(socket);
+    this.#certIssuer = isTlsSocket(socket) ? verifiedIssuer(socket) : undefined;
     this.#handler = handler;
     this.#parser = new RequestParser(limits);
     this.#requestTimeout = requestTimeout;
@@ -156,10 +171,35 @@ class Connection {
     if (req) this.#dispatch(req);
   }
 
-  #dispatch(parsed: ParsedRequest): void {
+  #dispatch(outer: ParsedRequest): void {
     this.#busy = true;
     this.#clearTimer();
     this.#socket.pause();
+    const peer = { address: this.#socket.remoteAddress ?? '', port: this.#socket.remotePort ?? 0 };
+    // --- HTTP encryption hook: open the request here, seal the reply in onReply (src/http/crypt/).
+    let parsed = outer;
+    let session: CryptSession | undefined;
+    if (this.#crypt) {
+      let u;
+      try {
+        u = this.#crypt.unwrap(outer, peer.address, this.#limits);
+      } catch (err) {
+        this.#fail(err); // a bug, not a refusal: 500, logged through onUnknown
+        return;
+      }
+      if (u.kind === 'rejected') {
+        const reply = replyForError(u.error, this.#onUnknown);
+        this.#write(u.session ? this.#crypt.wrap(reply, u.session, false, this.#serverName) : reply, false);
+        this.#busy = false;
+        this.#endGracefully();
+        return;
+      }
+      if (u.kind === 'opened') {
+        parsed = u.inner;
+        session = u.session;
+      }
+    }
+    // --- end of the encryption hook.
     const req: Request = {
       method: parsed.method,
       path: parsed.path,
@@ -167,14 +207,18 @@ class Connection {
       headers: parsed.headers,
       body: parsed.body,
       version: parsed.version,
-      peer: { address: this.#socket.remoteAddress ?? '', port: this.#socket.remotePort ?? 0 },
-      tls: false,
+      peer,
+      tls: this.#tls,
+      ...(this.#certIssuer !== undefined ? { tlsCertIssuer: this.#certIssuer } : {}),
       ...(parsed.legacy ? { legacy: parsed.legacy } : {}),
+      ...(session ? { crypt: { peerKey: session.peerKey } } : {}),
     };
-    let keepAlive = parsed.keepAlive && !this.#shutdownRequested;
+    addCertIssuer(req.headers, this.#certIssuer); // TLS: the issuer reaches the task (tls.ts)
+    // The outer request decides the connection's fate; an encrypted reply is sealed to the client.
+    let keepAlive = outer.keepAlive && !this.#shutdownRequested;
     const onReply = (reply: Reply): void => {
       if (reply.close) keepAlive = false;
-      this.#write(reply, keepAlive);
+      this.#write(session ? this.#crypt!.wrap(reply, session, keepAlive, this.#serverName) : reply, keepAlive);
       this.#busy = false;
       if (!keepAlive) {
         this.#endGracefully();

@@ -54,8 +54,12 @@ export interface Request {
   version: string;
   peer: { address: string; port: number };
   tls: boolean;
+  /** Issuer of the client certificate verified by the TLS handshake (src/http/tls.ts). */
+  tlsCertIssuer?: string;
   /** Set for the legacy spamc/rspamc text dialects (no HTTP reply framing). */
   legacy?: 'spamc' | 'rspamc';
+  /** Set when the request arrived HTTP-encrypted: the client's public key (base32). */
+  crypt?: { peerKey: string };
 }
 
 export interface Reply {

@@ -4,9 +4,15 @@
 import type { ZodType } from 'zod';
 import type { Message, ReceivedHop, EmailAddress } from '../message/types.js';
 import type { ActionName, MilterReply, ScanMeta, SymbolResult } from './scan-types.js';
+import type { TaskDns, TaskHttp, TaskRedis, TaskTcp } from './net/types.js';
+import type { Stores } from '../storage/types.js';
+import type { MapDefinition, MapHandle } from '../maps/types.js';
 
 export * from './scan-types.js';
 export type * from '../message/types.js';
+export type * from './net/types.js';
+export type * from '../storage/types.js';
+export type { MapDefinition, MapHandle, MapKind } from '../maps/types.js';
 
 /** Stages in the order they run (engine.md §1.2). */
 export const STAGES = ['connfilter', 'prefilters', 'filters', 'postfilters', 'idempotent'] as const;
@@ -128,6 +134,8 @@ export interface Task {
   addMessage(category: string, text: string): void;
   /** Replace the message (headers + body); marks the task `message_rewrite`. */
   rewriteMessage(message: Buffer): void;
+  /** A DKIM-Signature header value made for this message (reply field `dkim-signature`). */
+  addDkimSignature(value: string): void;
   /** The verdict so far; final once the idempotent stage runs. */
   verdict(): Verdict;
   /** Per-task settings for a plugin (`settings.plugins[name]`), if any. */
@@ -137,6 +145,14 @@ export interface Task {
   readonly foldNewline: '\r\n' | '\n';
   /** Per-task scratch space shared by symbols of one module (key by module name). */
   readonly cache: Map<string, unknown>;
+  /**
+   * Network calls (src/plugin-api/net/types.ts), bound to the task deadline and counted as
+   * pending events of the calling symbol. The awaited forms need the symbol's `coro` flag.
+   */
+  readonly http: TaskHttp;
+  readonly dns: TaskDns;
+  readonly tcp: TaskTcp;
+  readonly redis: TaskRedis;
 }
 
 /** What a module's setup() gets: its config, and the ways to register what it provides. */
@@ -149,6 +165,14 @@ export interface ModuleContext<C> {
   composite(def: CompositeDef): void;
   /** Switch the module off with a reason (config, redis, failed); the server still starts. */
   disable(reason: string): void;
+  /** The worker's stores (Bayes, fuzzy, history, key-value); absent when the engine runs without them. */
+  readonly stores?: Stores;
+  /** Maps (plugins.md §b): declare one in setup, look keys up in callbacks; reloaded in the background. */
+  readonly maps: ModuleMaps;
+}
+
+export interface ModuleMaps {
+  add(def: MapDefinition): Promise<MapHandle>;
 }
 
 export interface ModuleDefinition<C = Record<string, never>> {

@@ -9,6 +9,7 @@ import { createTransport, DEFAULT_MAX_BODY_BYTES, type TransportOptions } from '
 import type { Reply, Request } from '../http/types.js';
 import { loadDictionaries, type DictionaryFiles, type DictionarySet } from '../http/zstd.js';
 import type { Scanner } from '../engine/contract.js';
+import type { ScanResult } from '../plugin-api/index.js';
 import type { Logger } from '../plugin-api/index.js';
 import { decodeV2Request } from '../protocol/decode-v2.js';
 import { decodeV3Request } from '../protocol/parse-v3.js';
@@ -16,7 +17,8 @@ import { bodyBlockOf, buildV2Reply } from '../protocol/reply-v2.js';
 import { renderRspamcText, renderSpamcText, renderTextError } from '../protocol/render-text.js';
 import { buildV3Reply } from '../protocol/render-v3.js';
 import type { ReplyLayout, ScanRequest } from '../protocol/scan-request.js';
-import { listenTransport, type RunningWorker } from './listen.js';
+import type { ScanObserver } from '../observability/scan-observer.js';
+import { listenTransport, type ListenOptions, type RunningWorker } from './listen.js';
 
 export type { RunningWorker } from './listen.js';
 
@@ -33,6 +35,12 @@ export interface NormalWorkerOptions {
   serverName?: string;
   /** Transport limits and time-outs (see TransportOptions). */
   transport?: Omit<TransportOptions, 'maxBodyBytes' | 'serverName' | 'onUnknownError'>;
+  /** HTTPS listener and whether to keep the plain one (src/workers/listen.ts). */
+  listen?: ListenOptions;
+  /** Called after every scan (statistics, history); must not throw or block. */
+  onScan?: ScanObserver;
+  /** Called for every accepted connection (the `connections` counter). */
+  onConnection?: () => void;
 }
 
 type Route = { kind: 'ping' } | { kind: 'v2'; layout: ReplyLayout } | { kind: 'v3' };
@@ -58,19 +66,28 @@ export function createNormalHandler(opts: {
   maxMessage: number;
   dictionaries: DictionarySet;
   log: Logger;
+  onScan?: ScanObserver;
 }): (req: Request) => Promise<Reply> | Reply {
-  const { scanner, maxMessage, dictionaries, log } = opts;
+  const { scanner, maxMessage, dictionaries, log, onScan } = opts;
+  const observe = (sr: ScanRequest, result: ScanResult, startedAt: number, t0: bigint, legacy: boolean): void => {
+    if (!onScan) return;
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    onScan({ result, meta: sr.meta, message: sr.message, startedAt, seconds, legacy });
+  };
   const onUnknown = (err: unknown): void => log.error('scan request failed', { err: String((err as Error)?.stack ?? err) });
   const decodeOpts = { maxMessage, dictionaries, log };
 
   async function scan(sr: ScanRequest, v3: boolean): Promise<Reply> {
     let result;
+    const startedAt = Date.now();
+    const t0 = process.hrtime.bigint();
     try {
       result = await scanner.scan(sr.message, sr.meta);
     } catch (err) {
       log.error('scanner threw', { err: String((err as Error)?.stack ?? err) });
       throw new MailsiftError('ERR_SCAN_FAILED', 'scan failed');
     }
+    observe(sr, result, startedAt, t0, sr.want.layout === 'v1');
     return v3 ? buildV3Reply(result, sr.meta, sr.want) : buildV2Reply(result, sr.meta, sr.want, dictionaries);
   }
 
@@ -85,12 +102,15 @@ export function createNormalHandler(opts: {
     // SpamAssassin's `User:` names the local recipient account, not an SMTP AUTH user.
     if (dialect === 'spamc') delete sr.meta.user;
     let result;
+    const startedAt = Date.now();
+    const t0 = process.hrtime.bigint();
     try {
       result = await scanner.scan(sr.message, sr.meta);
     } catch (err) {
       log.error('scanner threw', { err: String((err as Error)?.stack ?? err) });
       return text(renderTextError(dialect, 'scan failed'));
     }
+    observe(sr, result, startedAt, t0, false);
     const body = dialect === 'spamc' ? renderSpamcText(result) : renderRspamcText(result);
     const block = sr.meta.flags.has('body_block') ? bodyBlockOf(result, sr.meta.flags.has('milter')) : undefined;
     return text(block ? Buffer.concat([body, block]) : body);
@@ -112,6 +132,9 @@ export function createNormalHandler(opts: {
     };
     try {
       const sr = route.kind === 'v3' ? decodeV3Request(req, decodeOpts) : decodeV2Request(req, route.layout, decodeOpts);
+      // v3 takes tls from its metadata; a verified client certificate fills the gap (src/http/tls.ts).
+      const issuer = req.tlsCertIssuer;
+      if (issuer !== undefined && sr.meta.tls?.certIssuer === undefined) (sr.meta.tls ??= {}).certIssuer = issuer;
       return scan(sr, route.kind === 'v3').catch(fail);
     } catch (err) {
       return fail(err);
@@ -126,6 +149,7 @@ export async function startNormalWorker(opts: NormalWorkerOptions): Promise<Runn
     maxMessage,
     dictionaries: loadDictionaries(opts.dictionaries),
     log: opts.log,
+    ...(opts.onScan ? { onScan: opts.onScan } : {}),
   });
   const transport = createTransport(handler, {
     ...opts.transport,
@@ -133,5 +157,7 @@ export async function startNormalWorker(opts: NormalWorkerOptions): Promise<Runn
     ...(opts.serverName ? { serverName: opts.serverName } : {}),
     onUnknownError: (err) => opts.log.error('transport error', { err: String((err as Error)?.stack ?? err) }),
   });
-  return listenTransport(transport, opts.host, opts.port);
+  const onConnection = opts.onConnection;
+  if (onConnection) transport.server.on('connection', () => onConnection());
+  return listenTransport(transport, opts.host, opts.port, opts.listen);
 }

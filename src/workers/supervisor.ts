@@ -13,10 +13,16 @@ import { createEngine } from '../engine/index.js';
 import { builtinModules } from '../modules/index.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
 import { startControllerWorker } from './controller.js';
-import type { RunningWorker } from './listen.js';
+import { reloadTlsListeners, tlsListenOptions, type RunningWorker } from './listen.js';
 import { startNormalWorker } from './normal.js';
+import { startDynamicSync, type DynamicSync } from './dynamic-config.js';
+import { createMapRegistry } from '../maps/index.js';
+import { createHttpCrypt } from '../http/crypt/index.js';
+import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
+import type { StatsHub } from '../observability/stats-hub.js';
+import { startFuzzyWorker } from '../fuzzy/worker.js';
 
-export type WorkerRole = 'normal' | 'controller';
+export type WorkerRole = 'normal' | 'controller' | 'fuzzy';
 
 export interface ServeOptions {
   /** Configuration directory. */
@@ -56,11 +62,28 @@ export function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, serverName: string | undefined): Promise<Listener> {
+/** `hub`: this process aggregates the statistics (--single); otherwise they go over IPC. */
+async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, serverName: string | undefined, hub?: StatsHub): Promise<Listener> {
+  const svc = await openProcessServices(cfg, log.child('stores'), role, hub);
+  // Maps are read relative to the config dir; saved actions/scores/maps reach this worker by polling.
+  const maps = createMapRegistry({ baseDir: cfg.dir, log: log.child('maps') });
+  let dynamic: DynamicSync | undefined;
+  const withServices = (l: Listener): Listener => ({
+    ...l,
+    async close() {
+      await l.close();
+      dynamic?.stop();
+      maps.close();
+      await svc.close();
+    },
+  });
+  if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire));
   if (role === 'normal') {
     const w = cfg.workers.normal;
     const wlog = log.child('normal');
-    const scanner = await createEngine(cfg.engine, builtinModules, { log: log.child('engine') });
+    const scanner = await createEngine(cfg.engine, builtinModules, { log: log.child('engine'), stores: svc.stores, maps });
+    dynamic = startDynamicSync({ engine: scanner, kv: svc.stores.kv, log: wlog });
+    await dynamic.ready;
     const handle = await startNormalWorker({
       host: w.host,
       port: w.port,
@@ -71,17 +94,26 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
         ...(w.dictionaries.output ? { output: w.dictionaries.output.file } : {}),
       },
       log: wlog,
-      transport: { keepAliveTimeoutMs: w.keepaliveTimeout * 1000 },
+      transport: { keepAliveTimeoutMs: w.keepaliveTimeout * 1000, crypt: createHttpCrypt(w.crypt, wlog) },
       ...(serverName ? { serverName } : {}),
+      listen: tlsListenOptions(w.tls, wlog),
+      onScan: svc.observeScan,
+      onConnection: () => svc.recorder.connection(),
     });
-    wlog.info(`listening on ${formatAddress(w.host, handle.port)}`, { worker: 'normal', host: w.host, port: handle.port });
-    return handle;
+    if (!w.tls?.only) wlog.info(`listening on ${formatAddress(w.host, handle.port)}`, { worker: 'normal', host: w.host, port: handle.port });
+    if (w.tls) wlog.info(`listening with TLS on ${formatAddress(w.tls.host, handle.tlsPort ?? 0)}`, { worker: 'normal', host: w.tls.host, tlsPort: handle.tlsPort });
+    return withServices(handle);
   }
   const c = cfg.workers.controller;
   const clog = log.child('controller');
-  const handle = await startControllerWorker({ host: c.host, port: c.port, log: clog, ...(serverName ? { serverName } : {}) });
-  clog.info(`listening on ${formatAddress(c.host, handle.port)}`, { worker: 'controller', host: c.host, port: handle.port });
-  return handle;
+  const engine = await createEngine(cfg.engine, builtinModules, { log: log.child('engine'), stores: svc.stores, maps });
+  dynamic = startDynamicSync({ engine, kv: svc.stores.kv, log: clog });
+  await dynamic.ready;
+  const context = { log: clog, config: cfg, engine, stores: svc.stores, stats: { view: svc.view, recorder: svc.recorder }, startedAt: Date.now() };
+  const handle = await startControllerWorker({ host: c.host, port: c.port, log: clog, context, transport: { crypt: createHttpCrypt(c.crypt, clog) }, listen: tlsListenOptions(c.tls, clog), ...(serverName ? { serverName } : {}) });
+  if (!c.tls?.only) clog.info(`listening on ${formatAddress(c.host, handle.port)}`, { worker: 'controller', host: c.host, port: handle.port });
+  if (c.tls) clog.info(`listening with TLS on ${formatAddress(c.tls.host, handle.tlsPort ?? 0)}`, { worker: 'controller', host: c.tls.host, tlsPort: handle.tlsPort });
+  return withServices(handle);
 }
 
 /** Closes listeners (stop accepting, let in-flight scans finish) within the grace period. */
@@ -117,12 +149,16 @@ function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
 
 /** `--single`: both workers in this process. Resolves once listening. */
 export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?: string): Promise<void> {
-  const listeners: Listener[] = [await startRole('normal', cfg, log, serverName)];
-  if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName));
+  const stats = await startPrimaryStats(cfg, log.child('stats'), () => ({ scanners: 1, alive: 1 }));
+  const listeners: Listener[] = [await startRole('normal', cfg, log, serverName, stats.hub)];
+  if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName, stats.hub));
+  if (cfg.workers.fuzzy.enabled) listeners.push(await startRole('fuzzy', cfg, log, serverName, stats.hub));
+  process.on('SIGHUP', () => reloadTlsListeners(listeners, log));
   onStopSignal((signal) => {
     log.info('stopping', { signal });
-    void closeAll(listeners, graceMs(cfg), log).then((ok) => {
+    void closeAll(listeners, graceMs(cfg), log).then(async (ok) => {
       if (!ok) log.error('in-flight scans did not finish in time; exiting anyway');
+      await stats.stop().catch((err: unknown) => log.error('could not save statistics', { err: String(err) }));
       process.exit(ok ? 0 : 1);
     });
   });
@@ -136,7 +172,9 @@ async function runClusterWorker(cfg: LoadedConfig, log: RootLogger, serverName?:
     log.error(`${role} worker crashed: ${err.message}`, { worker: role, err: String(err.stack ?? err) });
     process.exit(1);
   });
-  let listener: Listener;
+  let listener: Listener | undefined;
+  // Registered before start-up: an unhandled SIGHUP would kill a worker still starting.
+  process.on('SIGHUP', () => reloadTlsListeners(listener ? [listener] : [], log));
   try {
     listener = await startRole(role, cfg, log, serverName);
   } catch (err) {
@@ -193,9 +231,15 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     controllerEnv[CONTROLLER_PORT_ENV] = String(await freePort(cfg.workers.controller.host));
   }
   const slog = log.child('supervisor');
+  // Scanner liveness for /healthy and /ready; `slots` is filled just below.
+  const stats = await startPrimaryStats(cfg, log.child('stats'), () => ({
+    scanners: count,
+    alive: slots.filter((s) => s.role === 'normal' && s.ready && s.worker).length,
+  }));
   const slots: Slot[] = [];
   for (let i = 0; i < count; i++) slots.push({ role: 'normal', startedAt: 0, ready: false, crashes: 0 });
   if (cfg.workers.controller.enabled) slots.push({ role: 'controller', startedAt: 0, ready: false, crashes: 0 });
+  if (cfg.workers.fuzzy.enabled) slots.push({ role: 'fuzzy', startedAt: 0, ready: false, crashes: 0 });
   let stopping = false;
   let started = false; // every slot has been ready once: from now on crashes are restarted
 
@@ -204,6 +248,7 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     slot.ready = false;
     slot.startedAt = Date.now();
     const worker = cluster.fork({ [ROLE_ENV]: slot.role, ...(slot.role === 'controller' ? controllerEnv : {}) });
+    stats.attach(worker);
     slot.worker = worker;
     worker.on('message', (m: IpcMessage) => {
       if (m?.type !== 'ready') return;
@@ -220,7 +265,8 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
   const finishIfDone = () => {
     if (slots.every((s) => !s.worker)) {
       slog.info('stopped', { status: exitCode });
-      process.exit(exitCode);
+      // The counters are saved after the workers' last deltas have arrived.
+      void stats.stop().finally(() => process.exit(exitCode));
     }
   };
 
@@ -269,6 +315,10 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
   onStopSignal((signal) => {
     slog.info('stopping', { signal });
     stopAll(0);
+  });
+  // Reload is per worker (each owns its TLS context); without a handler SIGHUP would kill us.
+  process.on('SIGHUP', () => {
+    for (const s of slots) if (s.worker && !s.worker.isDead()) s.worker.process.kill('SIGHUP');
   });
   for (const s of slots) fork(s);
 }

@@ -3,6 +3,7 @@
 import type { Task, Verdict } from '../../plugin-api/index.js';
 import type { RoutineOptions } from './config.js';
 import { isSpamAction, preResult, spamdBar, spamdResult, spamLevel, spamStatus } from './format.js';
+import { authResultRows } from '../shared/auth-results.js';
 
 export type RemoveSpec = number | number[];
 
@@ -69,13 +70,17 @@ const authResults: Routine = (c) => {
   removeOwn(c);
   const { task } = c;
   const user = task.meta.user;
-  // SPF/DKIM/DMARC results do not exist yet: only authenticated submissions get a result.
-  if (!user || c.opts.add_smtp_user === false) return;
+  // Results of the spf/dkim/dmarc/arc modules (when they ran), then the SMTP AUTH result.
+  const rows = authResultRows(task);
+  if (user && c.opts.add_smtp_user !== false) {
+    let res = `auth=pass smtp.auth=${user}`;
+    const from = task.envelopeFrom?.address;
+    if (from) res += ` smtp.mailfrom=${from}`;
+    rows.push(res);
+  }
+  if (rows.length === 0) return;
   const host = task.meta.mtaName ?? task.meta.mtaTag ?? c.hostname;
-  let res = `auth=pass smtp.auth=${user}`;
-  const from = task.envelopeFrom?.address;
-  if (from) res += ` smtp.mailfrom=${from}`;
-  addOwn(c, `${host};${c.newline}\t${res}`);
+  addOwn(c, `${host};${c.newline}\t${rows.join(`;${c.newline}\t`)}`);
 };
 
 const xVirus: Routine = (c) => {
