@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ScanClient } from '../src/client/index.js';
+import { startDnsServer } from '../test/helpers/dns-server.js';
 
 const execFileP = promisify(execFile);
 
@@ -90,6 +91,10 @@ export async function startMailsift(repoRoot: string, workers: number): Promise<
     normal: { ...(conf.workers?.normal ?? {}), bind: `127.0.0.1:${scanPort}`, count: workers },
     controller: { ...(conf.workers?.controller ?? {}), bind: `127.0.0.1:${controllerPort}` },
   };
+  // Like the reference Rspamd, every DNS query is answered NXDOMAIN at once by a loopback stub,
+  // so DNS-based rules fail fast the same way for both filters (and nothing leaves the machine).
+  const dns = await startDnsServer({ zone: {} });
+  conf.dns = { ...((conf.dns as Record<string, unknown> | undefined) ?? {}), nameserver: [dns.address] };
   await writeFile(mainFile, stringifyYaml(conf));
   let output = '';
   const child = spawn(process.execPath, [...mailsiftCommand(repoRoot), 'serve', '-c', confDir], {
@@ -109,6 +114,7 @@ export async function startMailsift(repoRoot: string, workers: number): Promise<
       await exited;
       clearTimeout(t);
     }
+    await dns.close();
     await rm(confDir, { recursive: true, force: true });
   };
   try {

@@ -2,6 +2,7 @@
 // envelope) are computed on first use and cached; results go into the task's Scoring;
 // milter instructions are merged per scan-protocol.md §10.2.
 
+import { setMaxListeners } from 'node:events';
 import type {
   EmailAddress,
   Logger,
@@ -158,7 +159,11 @@ export class ScanTask implements Task {
   }
 
   get signal(): AbortSignal {
-    this.#abort ??= new AbortController();
+    if (!this.#abort) {
+      this.#abort = new AbortController();
+      // Every pending network call of the task listens on it (an RBL pass alone makes dozens).
+      setMaxListeners(0, this.#abort.signal);
+    }
     return this.#abort.signal;
   }
 

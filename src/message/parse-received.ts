@@ -4,6 +4,7 @@
 // `[192.0.2.1]`, `[IPv6:2001:db8::1]`, `(192.0.2.1)`.
 import ipaddr from 'ipaddr.js';
 import type { ReceivedHop } from './types.js';
+import { mayBeIp } from './ip.js';
 
 /** Characters of a Received value read; real ones are far shorter, this bounds the tokeniser. */
 const MAX_RECEIVED_CHARS = 4096;
@@ -49,9 +50,6 @@ function tokenise(s: string): Token[] {
   return out;
 }
 
-/** Characters an IPv4/IPv6 literal can consist of (a zone suffix `%eth0` included). */
-const IP_CHARS = /^[0-9a-f:.]+(?:%[\w.-]+)?$/i;
-
 /** Normalised IP from `text` (brackets, `IPv6:` prefix, port suffix tolerated), or undefined. */
 export function normaliseIp(text: string): string | undefined {
   let t = text.trim();
@@ -60,9 +58,7 @@ export function normaliseIp(text: string): string | undefined {
   // `1.2.3.4:25` and `1.2.3.4.25` style port suffixes are common in comments.
   const v4port = /^(\d{1,3}(?:\.\d{1,3}){3})[:.]\d+$/.exec(t);
   if (v4port) t = v4port[1]!;
-  // ipaddr.isValid throws and catches internally for non-addresses; host names are the common
-  // case in Received headers, so reject anything that cannot be an address before calling it.
-  if (!IP_CHARS.test(t)) return undefined;
+  if (!mayBeIp(t)) return undefined;
   if (!ipaddr.isValid(t)) return undefined;
   try {
     if (ipaddr.IPv4.isValid(t) && !ipaddr.IPv4.isValidFourPartDecimal(t)) return undefined;

@@ -5,6 +5,7 @@
 
 import ipaddr from 'ipaddr.js';
 import { parseEnvelopeAddress } from '../message/addresses.js';
+import { mayBeIp } from '../message/ip.js';
 
 /**
  * `203.0.113.5`, `192.0.2.44:2525`, `2001:db8::25`, `[2001:db8::1]:25`, `IPv6:...`;
@@ -29,7 +30,7 @@ export function parseClientIp(value: string): string | undefined {
   if (v.toLowerCase().startsWith('ipv6:')) v = v.slice(5);
   const zone = v.indexOf('%');
   if (zone > 0) v = v.slice(0, zone);
-  if (!ipaddr.isValid(v)) return undefined;
+  if (!mayBeIp(v) || !ipaddr.isValid(v)) return undefined;
   if (ipaddr.IPv4.isValid(v) && !ipaddr.IPv4.isValidFourPartDecimal(v)) return undefined;
   const addr = ipaddr.parse(v);
   if (addr.kind() === 'ipv6') {

@@ -2,12 +2,13 @@
 // rules that skip mail submitted from inside. Lives here because two modules need it and no
 // lower layer owns address classification yet; move it down when one does.
 import ipaddr from 'ipaddr.js';
+import { mayBeIp } from '../../message/ip.js';
 
 /** ipaddr.js range names that count as local. */
 const LOCAL_RANGES = new Set(['loopback', 'private', 'linkLocal', 'uniqueLocal']);
 
 export function isLocalAddress(ip: string | undefined): boolean {
-  if (!ip || !ipaddr.isValid(ip)) return false;
+  if (!ip || !mayBeIp(ip) || !ipaddr.isValid(ip)) return false;
   let addr = ipaddr.parse(ip);
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
     addr = (addr as ipaddr.IPv6).toIPv4Address();

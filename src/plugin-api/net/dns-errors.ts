@@ -46,7 +46,12 @@ const NODE_CODE: Record<DnsErrorCode, string> = {
 export class DnsError extends Error {
   readonly code: DnsErrorCode;
   constructor(code: DnsErrorCode, readonly qname: string, readonly qtype: string) {
+    // Most of these are routine answers (NXDOMAIN from every DNS list a message is not on), made
+    // by the thousand per second: capturing a stack trace for each cost more than the lookup.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(`${RSPAMD_TEXT[code]} (${qtype} ${qname})`);
+    Error.stackTraceLimit = limit;
     this.code = code;
   }
   /** Rspamd's wording of this failure, without the query. */

@@ -64,8 +64,14 @@ export function createTaskNet(scope: NetScope): TaskNet {
   };
 }
 
-/** Nameservers of /etc/resolv.conf (the resolver's default, as Rspamd's); loopback if none. */
+/**
+ * The default nameservers when the config names none: MAILSIFT_DNS_NAMESERVER (comma-separated
+ * `host:port`; the test runner points it at a loopback stub so test scans never query the
+ * machine's resolver), else those of /etc/resolv.conf (as Rspamd), else loopback.
+ */
 export function systemNameservers(path = '/etc/resolv.conf'): string[] {
+  const fromEnv = process.env.MAILSIFT_DNS_NAMESERVER?.split(',').map((x) => x.trim()).filter(Boolean);
+  if (fromEnv && fromEnv.length > 0) return fromEnv;
   let text = '';
   try {
     text = readFileSync(path, 'utf8');

@@ -1,13 +1,28 @@
-// HistoryStore on SQLite: a capped table. Each push inserts a row and deletes those that fell
-// out of the newest `limit` by id, in one transaction, so the table never grows past the cap.
+// HistoryStore on SQLite: a capped table. Rows pushed within FLUSH_DELAY_MS are inserted together,
+// and those that fell out of the newest `limit` deleted, in one transaction, so the table never
+// grows past the cap. Batching matters: every scan pushes a row, and one write transaction per
+// scan from several worker processes made them queue on SQLite's write lock, whose busy handler
+// sleeps inside the (synchronous) driver and so stalled each worker's event loop.
 
 import type { HistoryRow, HistoryStore } from '../types.js';
 import { acquireDatabase, guard, releaseDatabase, type SqliteDatabase, type SqliteOptions } from './db.js';
+
+/** How long a pushed row may wait for others to share its write transaction. */
+const FLUSH_DELAY_MS = 50;
+/** Rows that trigger a flush at once, bounding the batch (and the memory a burst holds). */
+const FLUSH_ROWS = 256;
+
+interface Pending {
+  rows: string[];
+  waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
+}
 
 export class SqliteHistoryStore implements HistoryStore {
   readonly #db: SqliteDatabase;
   readonly #limit: number;
   readonly #stmt;
+  #pending: Pending = { rows: [], waiters: [] };
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: SqliteOptions, limit: number) {
     this.#db = acquireDatabase(opts);
@@ -22,19 +37,42 @@ export class SqliteHistoryStore implements HistoryStore {
     }));
   }
 
-  async push(row: HistoryRow): Promise<void> {
+  push(row: HistoryRow): Promise<void> {
     const text = JSON.stringify(row);
-    guard('push', () =>
-      this.#db
-        .transaction(() => {
-          const id = this.#stmt.insert.run(text).lastInsertRowid;
-          this.#stmt.trim.run(BigInt(id) - BigInt(this.#limit));
-        })
-        .immediate(),
-    );
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.rows.push(text);
+      this.#pending.waiters.push({ resolve, reject });
+      if (this.#pending.rows.length >= FLUSH_ROWS) this.#flush();
+      else this.#timer ??= setTimeout(() => this.#flush(), FLUSH_DELAY_MS);
+    });
+  }
+
+  /** Write every pending row in one transaction and settle their promises. */
+  #flush(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch = this.#pending;
+    if (batch.rows.length === 0) return;
+    this.#pending = { rows: [], waiters: [] };
+    try {
+      guard('push', () =>
+        this.#db
+          .transaction(() => {
+            let id: number | bigint = 0;
+            for (const text of batch.rows) id = this.#stmt.insert.run(text).lastInsertRowid;
+            this.#stmt.trim.run(BigInt(id) - BigInt(this.#limit));
+          })
+          .immediate(),
+      );
+    } catch (err) {
+      for (const w of batch.waiters) w.reject(err);
+      return;
+    }
+    for (const w of batch.waiters) w.resolve();
   }
 
   async list(from = 0, to = this.#limit): Promise<HistoryRow[]> {
+    this.#flush();
     const start = Math.max(0, from);
     const end = Math.min(to, this.#limit);
     if (end <= start) return [];
@@ -42,14 +80,17 @@ export class SqliteHistoryStore implements HistoryStore {
   }
 
   async count(): Promise<number> {
+    this.#flush();
     return guard('count', () => Math.min(this.#stmt.count.get()?.n ?? 0, this.#limit));
   }
 
   async reset(): Promise<void> {
+    this.#flush();
     guard('reset', () => this.#stmt.reset.run());
   }
 
   async close(): Promise<void> {
+    this.#flush();
     releaseDatabase(this.#db);
   }
 }

@@ -1,0 +1,224 @@
+// What one rule looks up in one message: names and addresses collected by check type, each
+// once (a name found by several checks carries every label), whitelisted ones left out.
+import ipaddr from 'ipaddr.js';
+import { getDomain } from 'tldts';
+import type { MapHandle, Task } from '../../plugin-api/index.js';
+import { isLocalAddress } from '../shared/local-address.js';
+import type { CompiledRule } from './compile.js';
+import { hashKey } from './hash.js';
+import { mayBeIp } from '../../message/ip.js';
+
+function isIpHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '');
+  return mayBeIp(h) && ipaddr.isValid(h);
+}
+
+export interface RblRequest {
+  /** Name queried (A record), or the name to resolve first with `resolveIp`. */
+  name: string;
+  /** The element as found (IP text, domain, address) for result options. */
+  orig: string;
+  /** Check labels that found it (`from`, `received`, `url`, …). */
+  labels: Set<string>;
+  /** Not counted against the per-task DNS cap (sender IP, HELO, rDNS: one each per message). */
+  forced: boolean;
+  resolveIp: boolean;
+}
+
+export interface RuleMaps {
+  whitelist?: MapHandle | undefined;
+  localExclude?: MapHandle | undefined;
+}
+
+/** Element → labels another list whitelisted it for. */
+export type Whitelisted = ReadonlyMap<string, ReadonlySet<string>>;
+
+const orgDomain = (d: string): string => getDomain(d, { allowPrivateDomains: true }) ?? d;
+
+/** `d.c.b.a` for IPv4, reversed nibbles for IPv6; undefined for text that is not an address. */
+export function reverseIp(ip: string): string | undefined {
+  if (!mayBeIp(ip) || !ipaddr.isValid(ip)) return undefined;
+  let addr = ipaddr.parse(ip);
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  if (addr.kind() === 'ipv4') return (addr as ipaddr.IPv4).octets.slice().reverse().join('.');
+  const hex = (addr as ipaddr.IPv6).parts.map((p) => p.toString(16).padStart(4, '0')).join('');
+  return hex.split('').reverse().join('.');
+}
+
+function ipVersion(ip: string): 4 | 6 | undefined {
+  if (!mayBeIp(ip) || !ipaddr.isValid(ip)) return undefined;
+  const a = ipaddr.parse(ip);
+  return a.kind() === 'ipv4' || (a as ipaddr.IPv6).isIPv4MappedAddress() ? 4 : 6;
+}
+
+/** Rspamd refuses names with empty labels, labels over 63 bytes or starting/ending with `-`. */
+function validName(n: string): boolean {
+  if (n.length > 253 || n.includes('..')) return false;
+  return n.split('.').every((l) => l.length > 0 && l.length <= 63 && !l.startsWith('-') && !l.endsWith('-'));
+}
+
+/** Rspamd's alias removal: `user+tag` → `user`; Gmail ignores dots and has one domain. */
+function canonicalEmail(user: string, domain: string): { user: string; domain: string } {
+  let u = user.toLowerCase();
+  let d = domain.toLowerCase();
+  const plus = u.indexOf('+');
+  if (plus > 0) u = u.slice(0, plus);
+  if (d === 'gmail.com' || d === 'googlemail.com') {
+    u = u.replace(/\./g, '');
+    d = 'gmail.com';
+  }
+  return { user: u, domain: d };
+}
+
+export class RequestCollector {
+  readonly requests = new Map<string, RblRequest>();
+  constructor(
+    private readonly rule: CompiledRule,
+    private readonly maps: RuleMaps,
+    private readonly whitelisted: Whitelisted,
+  ) {}
+
+  #whitelisted(elem: string, label: string): boolean {
+    if (this.rule.ignoreWhitelist) return false;
+    if (this.maps.whitelist?.has(elem)) return true;
+    return this.whitelisted.get(elem)?.has(label) === true;
+  }
+
+  add(elem: string, label: string, forced: boolean, isIp: boolean): void {
+    if (this.#whitelisted(elem, label)) return;
+    const key = isIp ? reverseIp(elem) : elem.toLowerCase().replace(/\.$/, '');
+    if (!key) return;
+    const seen = this.requests.get(key);
+    if (seen) {
+      seen.labels.add(label);
+      seen.forced ||= forced;
+      return;
+    }
+    const resolveIp = this.rule.resolveIp && !isIp;
+    const r = this.rule;
+    const name = resolveIp ? key : `${r.hash ? hashKey(key, r.hash, r.hashFormat, r.hashLen) : key}.${r.zone}`;
+    if (!validName(name)) return;
+    this.requests.set(key, { name, orig: elem, labels: new Set([label]), forced, resolveIp });
+  }
+
+  addEmail(user: string, domain: string, label: string): void {
+    const e = canonicalEmail(user, domain);
+    if (!e.user || !e.domain) return;
+    if (this.rule.emailsDomainOnly) return this.add(e.domain, label, false, false);
+    if (this.#whitelisted(e.domain, label)) return;
+    const delim = this.rule.emailsDelimiter ?? (this.rule.hash ? '@' : '.');
+    this.add(`${e.user}${delim}${e.domain}`, label, false, false);
+  }
+}
+
+/** Whether the rule applies to this message at all (Rspamd's pipeline guards). */
+export function ruleApplies(task: Task, rule: CompiledRule, maps: RuleMaps): boolean {
+  if (rule.requireSymbols.some((s) => !task.hasSymbol(s))) return false;
+  if (rule.excludeUsers && task.meta.user) return false;
+  if (rule.excludeLocal || rule.excludePrivateIps) {
+    const ip = task.meta.ip;
+    if (ip && (isLocalAddress(ip) || maps.localExclude?.has(ip) === true)) return false;
+  }
+  return true;
+}
+
+function ipAllowed(rule: CompiledRule, ip: string): boolean {
+  const v = ipVersion(ip);
+  return (v === 4 && rule.ipv4) || (v === 6 && rule.ipv6);
+}
+
+function collectReceived(task: Task, rule: CompiledRule, c: RequestCollector, maps: RuleMaps): void {
+  const hops = task.received;
+  const total = hops.length;
+  const { minPos, maxPos, flags, nflags } = rule.received;
+  hops.forEach((hop, i) => {
+    const pos = i + 1;
+    const ip = hop.fromIp;
+    if (!ip || !ipAllowed(rule, ip)) return;
+    if (rule.excludePrivateIps && isLocalAddress(ip)) return;
+    if (rule.excludeLocal && maps.localExclude?.has(ip)) return;
+    if (minPos !== undefined && (minPos === -1 ? pos !== total : minPos < 0 ? pos <= total + minPos : pos < minPos)) return;
+    if (maxPos !== undefined && ((maxPos < -1 && total + maxPos >= pos) || (maxPos > 0 && pos > maxPos))) return;
+    const got = new Set<string>([...(hop.tls ? ['ssl'] : []), ...(hop.authenticated ? ['authenticated'] : [])]);
+    if (flags?.some((f) => !got.has(f)) || nflags?.some((f) => got.has(f))) return;
+    c.add(ip, 'received', false, true);
+  });
+}
+
+function collectDkim(task: Task, rule: CompiledRule, c: RequestCollector): void {
+  const trace = task.getSymbol('DKIM_TRACE')?.options ?? [];
+  let fromDomain: string | undefined;
+  if (rule.dkimMatchFrom) {
+    const d = task.message.from[0]?.domain;
+    if (d) fromDomain = rule.urlFullHostname ? d : orgDomain(d);
+  }
+  for (const opt of trace) {
+    const m = /^([^:]*):([+\-~?])$/.exec(opt);
+    // Only valid signatures count: a forged one names any domain it likes.
+    if (!m || m[2] !== '+' || !m[1]) continue;
+    const domain = m[1].toLowerCase();
+    const name = rule.dkimDomainOnly && !rule.urlFullHostname ? orgDomain(domain) : domain;
+    if (rule.dkimMatchFrom && name !== fromDomain) continue;
+    c.add(name, 'dkim', rule.dkimMatchFrom, false);
+  }
+}
+
+function collectUrls(task: Task, rule: CompiledRule, c: RequestCollector): void {
+  const wantPlain = rule.checks.has('urls');
+  const wantContent = rule.checks.has('content_urls');
+  let n = 0;
+  for (const u of task.message.urls) {
+    if (n >= rule.requestsLimit) break;
+    if (u.isEmail || u.flags.has('redirected')) continue;
+    if (u.flags.has('image') && !rule.images) continue;
+    if (u.flags.has('content') ? !wantContent : !wantPlain) continue;
+    const host = u.hostAscii || u.host;
+    if (!host) continue;
+    if (u.flags.has('numeric') || isIpHost(host)) {
+      if (rule.noIp) continue;
+      const rev = reverseIp(host.replace(/^\[|\]$/g, ''));
+      if (rev) c.add(rev, 'url', false, false);
+    } else {
+      c.add(rule.urlFullHostname ? host : (u.tld ?? orgDomain(host)), 'url', false, false);
+    }
+    n++;
+  }
+}
+
+function collectEmails(task: Task, rule: CompiledRule, c: RequestCollector): void {
+  const found: Array<{ user: string; domain: string }> = [];
+  for (const e of task.message.emails) if (!e.invalid) found.push({ user: e.local, domain: e.domain });
+  for (const u of task.message.urls) {
+    if (!u.isEmail) continue;
+    const m = /^(?:mailto:)?([^@?]+)@([^?&]+)/i.exec(u.url);
+    if (m) found.push({ user: decodeURIComponent(m[1]!), domain: m[2]! });
+  }
+  let n = 0;
+  for (const e of found) {
+    if (n++ >= rule.requestsLimit) break;
+    const domain = rule.emailsDomainOnly && !rule.urlFullHostname ? orgDomain(e.domain.toLowerCase()) : e.domain;
+    c.addEmail(e.user, domain, 'email');
+  }
+}
+
+/** Every lookup of `rule` for this message, or undefined when the rule does not apply. */
+export function collectRequests(task: Task, rule: CompiledRule, maps: RuleMaps, whitelisted: Whitelisted): Map<string, RblRequest> | undefined {
+  if (!ruleApplies(task, rule, maps)) return undefined;
+  const c = new RequestCollector(rule, maps, whitelisted);
+  const ch = rule.checks;
+  // Rspamd 3.4 drops the whole rule when HELO or rDNS is missing; we skip only that check.
+  if (ch.has('helo') && task.meta.helo) c.add(task.meta.helo, 'helo', true, false);
+  if (ch.has('dkim')) collectDkim(task, rule, c);
+  if (ch.has('emails')) collectEmails(task, rule, c);
+  if (ch.has('replyto')) {
+    const rt = task.message.replyTo[0];
+    if (rt && !rt.invalid && rt.local && rt.domain) c.addEmail(rt.local, rt.domain, 'replyto');
+  }
+  if (ch.has('urls') || ch.has('content_urls')) collectUrls(task, rule, c);
+  const ip = task.meta.ip;
+  if (ch.has('from') && ip && ipAllowed(rule, ip)) c.add(ip, 'from', true, true);
+  if (ch.has('received')) collectReceived(task, rule, c, maps);
+  const host = task.meta.hostname;
+  if (ch.has('rdns') && host && host !== 'unknown') c.add(host, 'rdns', true, false);
+  return c.requests;
+}

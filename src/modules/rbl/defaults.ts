@@ -1,0 +1,195 @@
+// The DNS lists Rspamd 3.4 enables out of the box (its modules.d/rbl.conf), as data. Each is
+// switchable by name in local.d/rbl.yaml (`rbls: { spamhaus: { enabled: false } }`), and any
+// field can be overridden there; scores live in symbols.ts.
+import type { RblRule } from './config.js';
+
+const URL_CHECKS: RblRule['checks'] = ['emails', 'dkim', 'helo', 'rdns', 'replyto', 'urls'];
+
+export const DEFAULT_RULES: Record<string, RblRule> = {
+  spamhaus: {
+    symbol: 'SPAMHAUS',
+    rbl: 'zen.spamhaus.org',
+    checks: ['received', 'from'],
+    symbols_prefixes: { received: 'RECEIVED', from: 'RBL' },
+    returncodes: {
+      SPAMHAUS_SBL: '127.0.0.2',
+      SPAMHAUS_CSS: '127.0.0.3',
+      SPAMHAUS_XBL: ['127.0.0.4', '127.0.0.5', '127.0.0.6', '127.0.0.7'],
+      SPAMHAUS_PBL: ['127.0.0.10', '127.0.0.11'],
+      SPAMHAUS_DROP: '127.0.0.9',
+      SPAMHAUS_BLOCKED_OPENRESOLVER: '127.255.255.254',
+      SPAMHAUS_BLOCKED: '127.255.255.255',
+    },
+  },
+  mailspike: {
+    symbol: 'MAILSPIKE',
+    rbl: 'rep.mailspike.net',
+    is_whitelist: true,
+    checks: ['from'],
+    whitelist_exception: ['MAILSPIKE', 'RWL_MAILSPIKE_GOOD', 'RWL_MAILSPIKE_NEUTRAL', 'RWL_MAILSPIKE_POSSIBLE', 'RBL_MAILSPIKE_WORST', 'RBL_MAILSPIKE_VERYBAD', 'RBL_MAILSPIKE_BAD'],
+    returncodes: {
+      RBL_MAILSPIKE_WORST: '127.0.0.10',
+      RBL_MAILSPIKE_VERYBAD: '127.0.0.11',
+      RBL_MAILSPIKE_BAD: '127.0.0.12',
+      RWL_MAILSPIKE_NEUTRAL: ['127.0.0.16', '127.0.0.15', '127.0.0.14', '127.0.0.13'],
+      RWL_MAILSPIKE_POSSIBLE: '127.0.0.17',
+      RWL_MAILSPIKE_GOOD: '127.0.0.18',
+      RWL_MAILSPIKE_VERYGOOD: '127.0.0.19',
+      RWL_MAILSPIKE_EXCELLENT: '127.0.0.20',
+    },
+  },
+  senderscore: { symbol: 'RBL_SENDERSCORE', rbl: 'bl.score.senderscore.com', checks: ['from'] },
+  sem: { symbol: 'RBL_SEM', rbl: 'bl.spameatingmonkey.net', ipv6: false, checks: ['from'] },
+  semIPv6: { symbol: 'RBL_SEM_IPV6', rbl: 'bl.ipv6.spameatingmonkey.net', ipv4: false, ipv6: true, checks: ['from'] },
+  dnswl: {
+    symbol: 'RCVD_IN_DNSWL',
+    rbl: 'list.dnswl.org',
+    ipv6: true,
+    checks: ['from', 'received'],
+    is_whitelist: true,
+    whitelist_exception: ['RCVD_IN_DNSWL', 'RCVD_IN_DNSWL_NONE', 'RCVD_IN_DNSWL_LOW', 'DNSWL_BLOCKED'],
+    returncodes: {
+      RCVD_IN_DNSWL_NONE: '127.0.%d+.0',
+      RCVD_IN_DNSWL_LOW: '127.0.%d+.1',
+      RCVD_IN_DNSWL_MED: '127.0.%d+.2',
+      RCVD_IN_DNSWL_HI: '127.0.%d+.3',
+      DNSWL_BLOCKED: '127.0.0.255',
+    },
+  },
+  virusfree: { symbol: 'RBL_VIRUSFREE_UNKNOWN', rbl: 'bip.virusfree.cz', ipv6: true, checks: ['from'], returncodes: { RBL_VIRUSFREE_BOTNET: '127.0.0.2' } },
+  nixspam: { symbol: 'RBL_NIXSPAM', rbl: 'ix.dnsbl.manitu.net', ipv6: true, checks: ['from'] },
+  blocklistde: {
+    symbol: 'BLOCKLISTDE',
+    rbl: 'bl.blocklist.de',
+    checks: ['from', 'received'],
+    symbols_prefixes: { received: 'RECEIVED', from: 'RBL' },
+  },
+  dnswl_dwl: {
+    symbol: 'DWL_DNSWL',
+    rbl: 'dwl.dnswl.org',
+    checks: ['dkim'],
+    ignore_whitelist: true,
+    unknown: false,
+    returncodes: {
+      DWL_DNSWL_NONE: '127.0.%d+.0',
+      DWL_DNSWL_LOW: '127.0.%d+.1',
+      DWL_DNSWL_MED: '127.0.%d+.2',
+      DWL_DNSWL_HI: '127.0.%d+.3',
+      DWL_DNSWL_BLOCKED: '127.0.0.255',
+    },
+  },
+  RSPAMD_EMAILBL: {
+    rbl: 'email.rspamd.com',
+    checks: ['emails', 'replyto'],
+    ignore_whitelist: true,
+    ignore_defaults: true,
+    exclude_users: false,
+    emails_delimiter: '.',
+    hash: 'blake2',
+    hash_format: 'base32',
+    hash_len: 32,
+    returncodes: { RSPAMD_EMAILBL: '127.0.0.2' },
+  },
+  MSBL_EBL: {
+    rbl: 'ebl.msbl.org',
+    checks: ['emails', 'replyto'],
+    ignore_whitelist: true,
+    ignore_defaults: true,
+    exclude_users: false,
+    emails_domainonly: false,
+    hash: 'sha1',
+    returncodes: { MSBL_EBL: ['127.0.0.2', '127.0.0.3'], MSBL_EBL_GREY: ['127.0.1.2', '127.0.1.3'] },
+  },
+  SURBL_MULTI: {
+    rbl: 'multi.surbl.org',
+    checks: URL_CHECKS,
+    ignore_defaults: true,
+    emails_domainonly: true,
+    exclude_users: false,
+    returnbits: { CRACKED_SURBL: 128, ABUSE_SURBL: 64, MW_SURBL_MULTI: 16, PH_SURBL_MULTI: 8, SURBL_BLOCKED: 1 },
+  },
+  URIBL_MULTI: {
+    rbl: 'multi.uribl.com',
+    checks: URL_CHECKS,
+    ignore_defaults: true,
+    emails_domainonly: true,
+    exclude_users: false,
+    returnbits: { URIBL_BLOCKED: 1, URIBL_BLACK: 2, URIBL_GREY: 4, URIBL_RED: 8 },
+  },
+  RSPAMD_URIBL: {
+    rbl: 'uribl.rspamd.com',
+    checks: ['emails', 'dkim', 'urls'],
+    ignore_defaults: true,
+    emails_domainonly: true,
+    hash: 'blake2',
+    hash_len: 32,
+    hash_format: 'base32',
+    exclude_users: false,
+    returncodes: { RSPAMD_URIBL: ['127.0.0.2'] },
+  },
+  DBL: {
+    rbl: 'dbl.spamhaus.org',
+    no_ip: true,
+    checks: URL_CHECKS,
+    ignore_defaults: true,
+    emails_domainonly: true,
+    exclude_users: false,
+    returncodes: {
+      DBL_SPAM: '127.0.1.2',
+      DBL_PHISH: '127.0.1.4',
+      DBL_MALWARE: '127.0.1.5',
+      DBL_BOTNET: '127.0.1.6',
+      DBL_ABUSE: '127.0.1.102',
+      DBL_ABUSE_REDIR: '127.0.1.103',
+      DBL_ABUSE_PHISH: '127.0.1.104',
+      DBL_ABUSE_MALWARE: '127.0.1.105',
+      DBL_ABUSE_BOTNET: '127.0.1.106',
+      DBL_PROHIBIT: '127.0.1.255',
+      DBL_BLOCKED_OPENRESOLVER: '127.255.255.254',
+      DBL_BLOCKED: '127.255.255.255',
+    },
+  },
+  // Off by default, as in Rspamd: it sends the addresses of every linked host to Spamhaus.
+  SPAMHAUS_ZEN_URIBL: {
+    enabled: false,
+    rbl: 'zen.spamhaus.org',
+    checks: ['emails'],
+    resolve_ip: true,
+    returncodes: {
+      URIBL_SBL: '127.0.0.2',
+      URIBL_SBL_CSS: '127.0.0.3',
+      URIBL_XBL: ['127.0.0.4', '127.0.0.5', '127.0.0.6', '127.0.0.7'],
+      URIBL_PBL: ['127.0.0.10', '127.0.0.11'],
+      URIBL_DROP: '127.0.0.9',
+    },
+  },
+  SEM_URIBL_UNKNOWN: {
+    rbl: 'uribl.spameatingmonkey.net',
+    no_ip: true,
+    checks: ['emails', 'dkim', 'urls'],
+    ignore_defaults: true,
+    emails_domainonly: true,
+    returnbits: { SEM_URIBL: 2 },
+  },
+  SEM_URIBL_FRESH15_UNKNOWN: {
+    rbl: 'fresh15.spameatingmonkey.net',
+    no_ip: true,
+    checks: ['emails', 'dkim', 'urls'],
+    ignore_defaults: true,
+    emails_domainonly: true,
+    returnbits: { SEM_URIBL_FRESH15: 2 },
+  },
+};
+
+/**
+ * Registrable domains that URL, e-mail and DKIM lists never look up unless `url_whitelist` is
+ * set: big providers that appear in a large share of legitimate mail, where a query costs
+ * traffic and a listing (a compromised account, a redirector) is far likelier to hurt ham.
+ */
+export const DEFAULT_URL_WHITELIST: readonly string[] = [
+  'google.com', 'gmail.com', 'googlemail.com', 'youtube.com', 'googleusercontent.com', 'gstatic.com',
+  'microsoft.com', 'outlook.com', 'hotmail.com', 'live.com', 'office.com', 'office365.com',
+  'apple.com', 'icloud.com', 'yahoo.com', 'aol.com', 'amazon.com', 'amazonaws.com',
+  'facebook.com', 'instagram.com', 'twitter.com', 'x.com', 'linkedin.com', 'github.com',
+  'wikipedia.org', 'w3.org', 'mozilla.org', 'apache.org', 'rspamd.com', 'example.com',
+];

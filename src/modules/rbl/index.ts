@@ -1,0 +1,103 @@
+import { defineModule } from '../../plugin-api/index.js';
+import type { MapHandle, MapKind, ModuleContext, SymbolDef } from '../../plugin-api/index.js';
+import { RblConfig } from './config.js';
+import { compileRules, needsLateRun } from './compile.js';
+import type { CompiledRule } from './compile.js';
+import { makeRblCheck } from './check.js';
+import type { PreparedRule } from './check.js';
+import { DEFAULT_RULES, DEFAULT_URL_WHITELIST } from './defaults.js';
+import { failSymbolDef, RBL_SYMBOLS } from './symbols.js';
+
+export { luaPatternToRegExp } from './compile.js';
+export { hashKey, rspamdBase32 } from './hash.js';
+export { reverseIp } from './candidates.js';
+
+/**
+ * The lookups get `timeout`, then their `_FAIL` symbols are inserted; the scheduler's budget for
+ * the callback adds this much so it does not cut that short. An awaited lookup the resolver is
+ * still retrying keeps the callback pending, so this budget is what ends its wait.
+ */
+const SCHEDULER_GRACE_SECONDS = 0.25;
+
+const SOURCE_RE = /^(?:[a-z_]+;)?(?:\/|\.\/|file:\/\/|https?:\/\/|fallback\+)/i;
+
+/** A list of map sources and/or inline entries, as Rspamd's `whitelist = [...]` takes them. */
+async function openMap(ctx: ModuleContext<RblConfig>, items: readonly string[], kind: MapKind, description: string): Promise<MapHandle | undefined> {
+  const url = items.filter((s) => SOURCE_RE.test(s));
+  const data = items.filter((s) => !SOURCE_RE.test(s));
+  try {
+    return await ctx.maps.add({ url, ...(data.length > 0 ? { data } : {}), kind, description });
+  } catch (e) {
+    ctx.log.warn('rbl map could not be opened; working without it', { description, error: (e as Error).message });
+    return undefined;
+  }
+}
+
+const usesUrlWhitelist = (r: CompiledRule): boolean =>
+  ['urls', 'content_urls', 'emails', 'dkim', 'replyto'].some((c) => r.checks.has(c as never)) && !r.checks.has('from') && !r.checks.has('received');
+
+function defaultSymbols(): Record<string, SymbolDef> {
+  const out: Record<string, SymbolDef> = { ...RBL_SYMBOLS };
+  for (const [key, r] of Object.entries(DEFAULT_RULES)) {
+    const sym = r.symbol ?? key.toUpperCase();
+    out[`${sym}_FAIL`] = failSymbolDef(sym);
+  }
+  return out;
+}
+
+/** DNS block and allow lists (plugins.md §d.2) with Rspamd 3.4's default list set. */
+export const rblModule = defineModule<RblConfig>({
+  name: 'rbl',
+  config: RblConfig,
+  symbols: defaultSymbols(),
+  async setup(ctx) {
+    const rules = compileRules(ctx.config);
+    if (rules.length === 0) return ctx.disable('config: no lists enabled');
+    const localExclude = ctx.config.local_exclude_ip_map !== undefined
+      ? await openMap(ctx, ([] as string[]).concat(ctx.config.local_exclude_ip_map), 'radix', 'RBL exclusions map')
+      : undefined;
+    let urlWhitelist: MapHandle | undefined;
+    const prepared: PreparedRule[] = [];
+    for (const rule of rules) {
+      let whitelist: MapHandle | undefined;
+      if (rule.whitelistSources) {
+        const ipRule = rule.checks.has('from') || rule.checks.has('received');
+        whitelist = await openMap(ctx, rule.whitelistSources, ipRule ? 'radix' : 'set', `RBL whitelist for ${rule.symbol}`);
+      } else if (usesUrlWhitelist(rule)) {
+        urlWhitelist ??= await openMap(ctx, ctx.config.url_whitelist ?? DEFAULT_URL_WHITELIST, 'set', 'RBL url whitelist');
+        whitelist = urlWhitelist;
+      }
+      prepared.push({ rule, maps: { whitelist, localExclude } });
+    }
+    const early = prepared.filter((p) => !needsLateRun(p.rule));
+    const late = prepared.filter((p) => needsLateRun(p.rule));
+    const timeout = ctx.config.timeout;
+    const inserts = (ps: PreparedRule[]): string[] => [...new Set(ps.flatMap((p) => p.rule.resultSymbols))];
+    if (early.length > 0) {
+      ctx.symbol({
+        name: 'RBL_CALLBACK',
+        stage: 'filters',
+        // Runs before the late group so that group can wait for the whitelist answers.
+        priority: 10,
+        flags: ['coro', 'empty'],
+        timeout: timeout + SCHEDULER_GRACE_SECONDS,
+        inserts: inserts(early),
+        check: makeRblCheck(early, timeout, true),
+      });
+    }
+    if (late.length > 0) {
+      const deps = new Set(['DKIM_CHECK', ...late.flatMap((p) => p.rule.requireSymbols)]);
+      ctx.symbol({
+        name: 'RBL_CALLBACK_LATE',
+        stage: 'filters',
+        // Weak: without a DKIM module the lists still check URLs and e-mails.
+        deps: [...deps].map((name) => ({ name, weak: true })),
+        flags: ['coro'],
+        timeout: timeout + SCHEDULER_GRACE_SECONDS,
+        inserts: inserts(late),
+        check: makeRblCheck(late, timeout, false),
+      });
+    }
+    ctx.log.debug('rbl lists loaded', { lists: rules.map((r) => r.key) });
+  },
+});
