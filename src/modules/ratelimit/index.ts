@@ -1,0 +1,119 @@
+// ratelimit (plugins.md §d.11): leaky buckets keyed by recipient, sender, IP or user on the
+// key-value store. Checked as a prefilter (an overflowing bucket forces `soft reject` with
+// "Ratelimit exceeded"), filled after the verdict in an idempotent symbol, so a message the
+// server refuses does not count against its sender.
+
+import { defineModule } from '../../plugin-api/index.js';
+import type { KvStore, MapHandle, SymbolDef, Task } from '../../plugin-api/index.js';
+import { RatelimitConfig } from './config.js';
+import type { BucketConfig } from './config.js';
+import { addToBucket, leaked, readBucket } from './bucket.js';
+import { hashKey, selectorParts } from './keys.js';
+
+export const RATELIMIT_SYMBOLS: Record<string, SymbolDef> = {
+  RATELIMITED: { score: 0, group: 'ratelimit', description: 'A rate limit bucket overflowed' },
+  RATELIMIT_CHECK: { score: 0, group: 'ratelimit', description: 'Rate limit buckets checked' },
+};
+
+const CACHE_KEY = 'ratelimit';
+
+/** Buckets of a task, found by the check and filled by the update. */
+interface Planned {
+  name: string;
+  key: string;
+  bucket: BucketConfig['bucket'];
+}
+
+function plan(task: Task, cfg: RatelimitConfig, whitelistIp: MapHandle | undefined): Planned[] {
+  if (task.meta.ip && whitelistIp?.has(task.meta.ip)) return [];
+  if (task.meta.user && cfg.whitelisted_user.includes(task.meta.user)) return [];
+  const white = new Set(cfg.whitelisted_rcpts.map((r) => r.toLowerCase()));
+  const rcpts = task.envelopeRcpt
+    .map((r) => r.address.toLowerCase())
+    .filter((r) => r !== '' && !white.has(r) && !white.has(r.slice(0, r.lastIndexOf('@'))));
+  // Mail only to whitelisted recipients (postmaster, bounces to mailer-daemon) is never limited.
+  if (task.envelopeRcpt.length > 0 && rcpts.length === 0) return [];
+  const out: Planned[] = [];
+  for (const [name, b] of Object.entries(cfg.rates)) {
+    for (const parts of selectorParts(task, b.selector, rcpts)) {
+      out.push({ name, key: hashKey(cfg.prefix, name, parts), bucket: b.bucket });
+    }
+  }
+  return out;
+}
+
+async function check(task: Task, cfg: RatelimitConfig, kv: KvStore, whitelistIp: MapHandle | undefined): Promise<void> {
+  const planned = plan(task, cfg, whitelistIp);
+  task.cache.set(CACHE_KEY, planned);
+  const now = Date.now();
+  for (const p of planned) {
+    let level: number;
+    try {
+      level = leaked(await readBucket(kv, p.key), p.bucket.rate, now);
+    } catch (e) {
+      // A store that is down lets mail through: a scan never fails on it (DESIGN point 8).
+      task.log.warn('ratelimit: store unavailable, bucket not checked', { bucket: p.name, error: (e as Error).message });
+      return;
+    }
+    if (level + 1 <= p.bucket.burst) continue;
+    const info = cfg.rates[p.name]?.info_symbol;
+    if (info) {
+      task.insert(info, 1, [p.name]);
+      continue;
+    }
+    task.insert(cfg.symbol, 1, [p.name]);
+    task.setPreResult({ action: cfg.action, message: cfg.message, module: 'ratelimit' });
+    return;
+  }
+}
+
+async function update(task: Task, cfg: RatelimitConfig, kv: KvStore): Promise<void> {
+  const planned = task.cache.get(CACHE_KEY) as Planned[] | undefined;
+  if (!planned || planned.length === 0) return;
+  const action = task.verdict().action;
+  if (action === 'reject' || action === 'soft reject') return;
+  const now = Date.now();
+  const ttl = cfg.expire * 1000;
+  try {
+    await Promise.all(planned.map((p) => addToBucket(kv, p.key, p.bucket.rate, now, ttl)));
+  } catch (e) {
+    task.log.warn('ratelimit: store unavailable, buckets not updated', { error: (e as Error).message });
+  }
+}
+
+export const ratelimitModule = defineModule<RatelimitConfig>({
+  name: 'ratelimit',
+  config: RatelimitConfig,
+  symbols: RATELIMIT_SYMBOLS,
+  async setup(ctx) {
+    const cfg = ctx.config;
+    if (Object.keys(cfg.rates).length === 0) {
+      ctx.disable('config');
+      return;
+    }
+    const kv = ctx.stores?.kv;
+    if (!kv) {
+      ctx.log.warn('ratelimit: no key-value store; module disabled');
+      ctx.disable('redis');
+      return;
+    }
+    const whitelistIp = cfg.whitelisted_ip.length > 0
+      ? await ctx.maps.add({ url: 'static', data: cfg.whitelisted_ip, kind: 'radix', description: 'ratelimit whitelisted_ip' })
+      : undefined;
+    const infos = Object.values(cfg.rates).flatMap((b) => (b.info_symbol ? [b.info_symbol] : []));
+    ctx.symbol({
+      name: 'RATELIMIT_CHECK',
+      stage: 'prefilters',
+      priority: 5,
+      flags: ['coro', 'nostat'],
+      inserts: [cfg.symbol, ...infos],
+      check: (task) => check(task, cfg, kv, whitelistIp),
+    });
+    ctx.symbol({
+      name: 'RATELIMIT_UPDATE',
+      stage: 'idempotent',
+      flags: ['coro', 'nostat', 'ignore_passthrough'],
+      check: (task) => update(task, cfg, kv),
+    });
+  },
+});
