@@ -2,7 +2,7 @@
 // text, images). One streaming pass with htmlparser2; no DOM is built.
 import { Parser } from 'htmlparser2';
 import { MAX_HTML_BYTES, MAX_HTML_LINKS } from './limits.js';
-import type { HtmlFacts } from './types.js';
+import type { HtmlFacts, HtmlImage } from './types.js';
 
 export interface RenderedHtml {
   text: string;
@@ -29,8 +29,18 @@ export function collapseWhitespace(s: string): string {
   return s.replace(/[ \t\f\v\u00a0\r]+/g, ' ').replace(/ ?\n[\s\u00a0]*/g, '\n').trim();
 }
 
+/** An integer width/height attribute (`600`, `600px`); 0 when absent or not a number. */
+function dimension(v: string | undefined): number {
+  const n = v === undefined ? NaN : parseInt(v, 10);
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
 export function renderHtml(html: string): RenderedHtml {
-  const facts: HtmlFacts = { tags: new Set(), links: [], images: [], unbalanced: false };
+  const imageTags: HtmlImage[] = [];
+  const linkTags: string[] = [];
+  const facts: HtmlFacts = { tags: new Set(), links: [], images: [], unbalanced: false, imageTags, linkTags };
+  // Open <a href> elements: an image inside one is a clickable image.
+  let openAnchors = 0;
   const out: string[] = [];
   let hidden = 0;
   let link: { href: string; text: string } | undefined;
@@ -46,8 +56,20 @@ export function renderHtml(html: string): RenderedHtml {
           facts.links.push(l);
           if (name === 'a') link = l;
         } else if (name === 'img' && attribs['src'] !== undefined && facts.images.length < MAX_HTML_LINKS) {
-          facts.images.push(attribs['src'].trim());
+          const src = attribs['src'].trim();
+          facts.images.push(src);
+          const lower = src.slice(0, 5).toLowerCase();
+          imageTags.push({
+            src,
+            width: dimension(attribs['width']),
+            height: dimension(attribs['height']),
+            linked: openAnchors > 0,
+            embedded: lower.startsWith('cid:') || lower.startsWith('data:'),
+          });
+        } else if (name === 'link' && attribs['href'] !== undefined && linkTags.length < MAX_HTML_LINKS) {
+          linkTags.push(attribs['href'].trim());
         }
+        if (name === 'a' && attribs['href'] !== undefined) openAnchors++;
       },
       ontext(text) {
         if (hidden > 0) return;
@@ -58,6 +80,7 @@ export function renderHtml(html: string): RenderedHtml {
       onclosetag(name, isImplied) {
         if (HIDDEN.has(name)) hidden = Math.max(0, hidden - 1);
         else if (BLOCK.has(name) && name !== 'br') out.push('\n');
+        if (name === 'a' && openAnchors > 0) openAnchors--;
         if (name === 'a' && link) {
           link.text = link.text.trim().replace(/\s+/g, ' ');
           link = undefined;

@@ -91,6 +91,20 @@ export interface HtmlFacts {
   images: string[];
   /** HTML could not be parsed cleanly (unbalanced tags etc.). */
   unbalanced: boolean;
+  /** Every <img> with its declared size (0 when absent) and whether it sits inside an <a> link. */
+  imageTags?: HtmlImage[];
+  /** `href` of every <link> element (stylesheets and the like). */
+  linkTags?: string[];
+}
+
+export interface HtmlImage {
+  src: string;
+  width: number;
+  height: number;
+  /** The image is inside an <a href> (a clickable image). */
+  linked: boolean;
+  /** `cid:` or `data:` source: the image travels with the message. */
+  embedded: boolean;
 }
 
 export interface Attachment {

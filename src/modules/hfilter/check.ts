@@ -1,0 +1,115 @@
+// The hfilter callback: HELO, client host name, envelope sender, recipients, Message-ID and
+// link-only bodies judged for plausibility (Rspamd's hfilter.lua).
+import type { Task, TextPart } from '../../plugin-api/index.js';
+import { isLocalAddress } from '../shared/local-address.js';
+import type { HfilterConfig } from './config.js';
+import { HELO_BAD_IP, HELO_BARE_IP, HELO_PATTERNS, HOST_PATTERNS, isFqdn, maxWeight } from './patterns.js';
+import { urlOnlyRatio } from './url-only.js';
+
+/** The HELO rspamc sends by default: not the client's. */
+const RSPAMC_HELO = 'rspamc.local';
+/** Link-only share of a part's text above which HFILTER_URL_ONLY starts to count. */
+const URL_ONLY_FROM = 0.8;
+
+type Suffix = 'HELO' | 'FROMHOST' | 'MID';
+
+/** A/AAAA of `host`, then its MX and their addresses, as Rspamd's check_host does. */
+async function checkHost(task: Task, host: string, suffix: Suffix, dns: boolean, ip?: string): Promise<void> {
+  const name = host.toLowerCase();
+  if (!isFqdn(name)) {
+    task.insert(`HFILTER_${suffix}_NOT_FQDN`, 1, name);
+    return;
+  }
+  if (!dns) return;
+  const [a, aaaa] = await Promise.all([task.dns.a(name), task.dns.aaaa(name)]);
+  if (a.ok || aaaa.ok) return;
+  // Neither A nor AAAA: the HELO cannot be the connecting address.
+  if (ip) task.insert(`HFILTER_${suffix}_IP_A`, 1, name);
+  const mx = await task.dns.mx(name);
+  if (!mx.ok || mx.results.length === 0) {
+    task.insert(`HFILTER_${suffix}_NORES_A_OR_MX`, 1, name);
+    return;
+  }
+  await Promise.all(
+    mx.results.map(async (r) => {
+      const mxName = typeof r === 'object' && 'name' in r ? r.name : undefined;
+      if (!mxName) return;
+      const [ma, maaaa] = await Promise.all([task.dns.a(mxName), task.dns.aaaa(mxName)]);
+      if (!ma.ok && !maaaa.ok) task.insert(`HFILTER_${suffix}_NORESOLVE_MX`, 1, mxName);
+    }),
+  );
+}
+
+function checkUrlOnly(task: Task): void {
+  const parts = task.message.textParts;
+  let html: TextPart | undefined;
+  let plain: TextPart | undefined;
+  for (const p of parts) {
+    if (p.kind === 'html') html = p;
+    else plain = p;
+  }
+  const part = html ?? plain;
+  if (!part) return;
+  const rel = urlOnlyRatio(part);
+  if (rel <= URL_ONLY_FROM) return;
+  const sc = Math.min(1, (rel - URL_ONLY_FROM) * 5);
+  task.insert('HFILTER_URL_ONLY', sc, String(Math.round(sc * 100) / 100));
+  if (part.lines === 1) task.insert('HFILTER_URL_ONELINE', 1, `${part.kind}:${part.lines}`);
+}
+
+export function makeHfilterCheck(cfg: HfilterConfig): (task: Task) => Promise<void> {
+  return async (task) => {
+    if (cfg.url_enabled && !task.meta.raw) checkUrlOnly(task);
+    const ip = task.meta.ip;
+    if ((!cfg.check_authed && task.meta.user) || (!cfg.check_local && isLocalAddress(ip))) return;
+    const lookups: Array<Promise<void>> = [];
+
+    let weightHelo = 0;
+    let helo = task.meta.helo;
+    if (cfg.helo_enabled && helo && helo !== RSPAMC_HELO) {
+      helo = helo.replace(/[[\]]/g, '');
+      const badIp = HELO_BAD_IP.find((re) => re.test(helo!));
+      const bareIp = badIp ? undefined : HELO_BARE_IP.find((re) => re.test(helo!));
+      if (badIp) task.insert('HFILTER_HELO_BADIP', 1, `${helo}:${String(badIp)}`);
+      else if (bareIp) task.insert('HFILTER_HELO_BAREIP', 1, `${helo}:${String(bareIp)}`);
+      else {
+        weightHelo = Math.max(maxWeight(helo, HELO_PATTERNS), maxWeight(helo, HOST_PATTERNS));
+        if (ip && weightHelo === 0) lookups.push(checkHost(task, helo, 'HELO', cfg.dns_enabled, ip));
+      }
+    }
+
+    let weightHostname = 0;
+    const hostname = task.meta.hostname;
+    if (cfg.hostname_enabled) {
+      // Rspamd reports an absent client name the same as the MTA's `unknown`.
+      if (!hostname || hostname.toLowerCase() === 'unknown') task.insert('HFILTER_HOSTNAME_UNKNOWN', 1);
+      else weightHostname = maxWeight(hostname, HOST_PATTERNS);
+    }
+    if (weightHelo > 0 && weightHelo >= weightHostname) task.insert(`HFILTER_HELO_${weightHelo}`, 1, helo);
+    else if (weightHostname > 0) task.insert(`HFILTER_HOSTNAME_${weightHostname}`, 1, hostname);
+
+    let bounce = false;
+    if (cfg.from_enabled) {
+      const from = task.envelopeFrom;
+      if (from) {
+        if (from.local && from.domain) {
+          lookups.push(checkHost(task, from.domain, 'FROMHOST', cfg.dns_enabled));
+          if (from.local.toLowerCase() === 'postmaster') bounce = true;
+        }
+      } else if (helo && helo !== RSPAMC_HELO) {
+        task.insert('HFILTER_FROM_BOUNCE', 1, helo);
+        bounce = true;
+      }
+    }
+    if (cfg.rcpt_enabled && bounce && task.envelopeRcpt.length > 1) {
+      task.insert('HFILTER_RCPT_BOUNCEMOREONE', 1, String(task.envelopeRcpt.length));
+    }
+
+    const mid = task.message.messageId;
+    if (cfg.mid_enabled && mid) {
+      const at = mid.split('@');
+      if (at.length === 2 && at[1] && !at[1].includes('local')) lookups.push(checkHost(task, at[1], 'MID', cfg.dns_enabled));
+    }
+    await Promise.all(lookups);
+  };
+}

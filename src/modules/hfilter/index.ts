@@ -1,0 +1,24 @@
+import { defineModule } from '../../plugin-api/index.js';
+import { HfilterConfig } from './config.js';
+import { HFILTER_SYMBOLS } from './symbols.js';
+import { makeHfilterCheck } from './check.js';
+
+/** Per-lookup budget: three rounds (A/AAAA, MX, MX addresses) fit in the task deadline. */
+const HFILTER_TIMEOUT_S = 5;
+
+/** HELO / host name / sender / link-only body plausibility (plugins.md §d.7, Rspamd hfilter.lua). */
+export const hfilterModule = defineModule<HfilterConfig>({
+  name: 'hfilter',
+  config: HfilterConfig,
+  symbols: HFILTER_SYMBOLS,
+  setup(ctx) {
+    ctx.symbol({
+      name: 'HFILTER_CHECK',
+      stage: 'filters',
+      flags: ['coro', 'nostat'],
+      timeout: HFILTER_TIMEOUT_S,
+      inserts: Object.keys(HFILTER_SYMBOLS),
+      check: makeHfilterCheck(ctx.config),
+    });
+  },
+});

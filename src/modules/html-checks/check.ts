@@ -1,0 +1,121 @@
+// HTML content rules of Rspamd's rules/html.lua: clickable images in short parts, an image with
+// no text, image-heavy parts, external stylesheets, links whose text shows another scheme, links
+// to bare IP addresses; and `data:` URIs in the raw body (rules/regexp/misc.lua).
+import type { Task, TextPart } from '../../plugin-api/index.js';
+
+/** Text-length bands (characters) of HTML_SHORT_LINK_IMG_1/2/3. */
+const SHORT_BANDS: Array<[string, number, number]> = [
+  ['HTML_SHORT_LINK_IMG_1', 0, 1024],
+  ['HTML_SHORT_LINK_IMG_2', 1024, 1536],
+  ['HTML_SHORT_LINK_IMG_3', 1536, 2048],
+];
+/** Below this many characters of text a part counts as empty (R_EMPTY_IMAGE). */
+const EMPTY_TEXT_CHARS = 50;
+/** Width + height from which an image is large enough to carry the message by itself. */
+const LARGE_IMAGE_DIM = 400;
+/** Width + height from which a clickable embedded image counts (small ones are logos, spacers). */
+const LINKED_IMAGE_DIM = 210;
+/** Clickable images between these sums of width + height count as roughly dim/100 words of text. */
+const PIC_DIM_MIN = 100;
+const PIC_DIM_MAX = 3000;
+
+const CSS_FILE = /^.*\.css(?:[?#].*)?$/i;
+const HTTPS_TEXT = /^https:/i;
+const HREF_TO_IP = /^https?:\/\/\d+\.\d+\.\d+\.\d+/i;
+const DATA_URI = /data:[^/]+\/[^; ]+;base64,/i;
+const DATA_URI_TEXT = /data:text\/(?:plain|html);base64,/i;
+
+function htmlParts(task: Task): TextPart[] {
+  return task.message.textParts.filter((p) => p.kind === 'html' && p.html !== undefined);
+}
+
+function words(text: string): number {
+  const m = text.match(/\S+/g);
+  return m ? m.length : 0;
+}
+
+export function checkShortLinkImg(task: Task): void {
+  for (const p of htmlParts(task)) {
+    const len = p.text.length;
+    const band = SHORT_BANDS.find(([, lo, hi]) => len >= lo && len < hi);
+    if (!band) continue;
+    const hit = (p.html!.imageTags ?? []).some((i) => i.linked && (!i.embedded || i.width + i.height >= LINKED_IMAGE_DIM));
+    if (hit) {
+      task.insert(band[0], 1);
+      return;
+    }
+  }
+}
+
+export function checkEmptyImage(task: Task): void {
+  for (const p of htmlParts(task)) {
+    if (p.text.length >= EMPTY_TEXT_CHARS) continue;
+    if ((p.html!.imageTags ?? []).some((i) => !i.linked && i.width + i.height >= LARGE_IMAGE_DIM)) {
+      task.insert('R_EMPTY_IMAGE', 1);
+      return;
+    }
+  }
+}
+
+export function checkSuspiciousImages(task: Task): void {
+  for (const p of htmlParts(task)) {
+    let picWords = 0;
+    for (const i of p.html!.imageTags ?? []) {
+      const dim = i.width + i.height;
+      if (i.linked && dim > PIC_DIM_MIN && dim < PIC_DIM_MAX) picWords += dim / 100;
+    }
+    const total = words(p.text) + picWords;
+    if (total === 0) continue;
+    const rel = picWords / total;
+    if (rel > 0.5) {
+      task.insert('R_SUSPICIOUS_IMAGES', (rel - 0.5) * 2);
+      return;
+    }
+  }
+}
+
+export function checkExtCss(task: Task): void {
+  for (const p of htmlParts(task)) {
+    if ((p.html!.linkTags ?? []).some((href) => CSS_FILE.test(href))) {
+      task.insert('EXT_CSS', 1);
+      return;
+    }
+  }
+}
+
+export function checkHttpToHttps(task: Task): void {
+  for (const p of htmlParts(task)) {
+    for (const l of p.html!.links) {
+      // The text promises https; the link itself is plain http.
+      if (HTTPS_TEXT.test(l.text) && /^http:/i.test(l.href)) {
+        let host = '';
+        try {
+          host = new URL(l.href).hostname;
+        } catch {
+          // An unparsable href still shows the mismatch; report without a host.
+        }
+        task.insert('HTTP_TO_HTTPS', 1, host || undefined);
+        return;
+      }
+    }
+  }
+}
+
+export function checkHttpToIp(task: Task): void {
+  for (const p of htmlParts(task)) {
+    if (p.html!.links.some((l) => HREF_TO_IP.test(l.href))) {
+      task.insert('HTTP_TO_IP', 1);
+      return;
+    }
+  }
+}
+
+export function checkDataUri(task: Task): void {
+  const m = task.message;
+  if (m.bodyOffset >= m.raw.length) return;
+  // latin1 keeps byte offsets and is enough for an ASCII pattern.
+  const body = m.raw.toString('latin1', m.bodyOffset);
+  if (!DATA_URI.test(body)) return;
+  task.insert('HAS_DATA_URI', 1);
+  if (DATA_URI_TEXT.test(body)) task.insert('DATA_URI_OBFU', 1);
+}

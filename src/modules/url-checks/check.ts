@@ -1,0 +1,43 @@
+// URL rules: look-alike host names (a Latin name with Cyrillic or Greek letters slipped in) and
+// IPFS gateway links, a favourite of phishing kits because the content cannot be taken down.
+import type { FoundUrl, Task } from '../../plugin-api/index.js';
+
+const LATIN = /\p{Script=Latin}/u;
+/** Scripts with letters that pass for Latin ones (а/a, о/o, р/p, ο/o, ѕ/s …). */
+const LOOKALIKE = /[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}]/u;
+
+/** One label mixing Latin with a look-alike script: a homograph, not a genuine IDN name. */
+export function isSpoofedHost(host: string): boolean {
+  return host.split('.').some((label) => LATIN.test(label) && LOOKALIKE.test(label));
+}
+
+/** A gateway path (`/ipfs/<cid>`, `/ipns/<name>`) or a subdomain gateway (`<cid>.ipfs.<gateway>`). */
+const IPFS_PATH = /^\/ip[fn]s\/(?:Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{50,}|[a-z0-9.-]+\.[a-z]{2,})/i;
+const IPFS_HOST = /(?:^|\.)(?:Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{50,})\.ip[fn]s\./i;
+
+export function isIpfsGateway(u: FoundUrl): boolean {
+  if (u.isEmail) return false;
+  if (IPFS_HOST.test(u.hostAscii)) return true;
+  const slash = u.url.indexOf('/', u.url.indexOf('//') + 2);
+  return slash > 0 && IPFS_PATH.test(u.url.slice(slash));
+}
+
+export function checkOmograph(task: Task): void {
+  const hits: string[] = [];
+  let phished = false;
+  const seen = new Set<string>();
+  for (const u of task.message.urls) {
+    if (u.isEmail || seen.has(u.host)) continue;
+    seen.add(u.host);
+    if (!isSpoofedHost(u.host)) continue;
+    hits.push(u.host);
+    // A spoofed name shown as a link's text, or behind a phished link, is the full attack.
+    if (u.flags.has('html_displayed') || u.flags.has('phished')) phished = true;
+  }
+  if (hits.length) task.insert('OMOGRAPH_URL', phished ? 1 : 0.5, hits);
+}
+
+export function checkIpfs(task: Task): void {
+  const hits = task.message.urls.filter(isIpfsGateway).map((u) => u.host);
+  if (hits.length) task.insert('HAS_IPFS_GATEWAY_URL', 1, [...new Set(hits)]);
+}

@@ -1,0 +1,10 @@
+import { z } from 'zod';
+
+/** url-checks options. */
+export const UrlChecksConfig = z.object({
+  /** Host names mixing Latin with look-alike letters of another script (OMOGRAPH_URL). */
+  omograph: z.boolean().default(true),
+  /** Links to IPFS content through an HTTP gateway (HAS_IPFS_GATEWAY_URL). */
+  ipfs: z.boolean().default(true),
+});
+export type UrlChecksConfig = z.infer<typeof UrlChecksConfig>;

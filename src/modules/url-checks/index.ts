@@ -1,0 +1,18 @@
+import { defineModule } from '../../plugin-api/index.js';
+import { UrlChecksConfig } from './config.js';
+import { URL_CHECKS_SYMBOLS } from './symbols.js';
+import { checkIpfs, checkOmograph } from './check.js';
+
+/** URL rules of plugins.md §d.6 that need no network: homograph hosts, IPFS gateways. */
+export const urlChecksModule = defineModule<UrlChecksConfig>({
+  name: 'url_checks',
+  config: UrlChecksConfig,
+  symbols: URL_CHECKS_SYMBOLS,
+  setup(ctx) {
+    // After phishing, which marks the links whose text shows another site.
+    if (ctx.config.omograph) {
+      ctx.symbol({ name: 'OMOGRAPH_URL', stage: 'filters', deps: [{ name: 'PHISHING_CHECK', weak: true }], inserts: ['OMOGRAPH_URL'], check: checkOmograph });
+    }
+    if (ctx.config.ipfs) ctx.symbol({ name: 'HAS_IPFS_GATEWAY_URL', stage: 'filters', inserts: ['HAS_IPFS_GATEWAY_URL'], check: checkIpfs });
+  },
+});

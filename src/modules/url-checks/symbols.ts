@@ -1,0 +1,11 @@
+import type { SymbolDef } from '../../plugin-api/index.js';
+
+/** Rspamd 3.4 scores and descriptions (rules/misc.lua, rules/regexp/misc.lua). */
+export const URL_CHECKS_SYMBOLS: Record<string, SymbolDef> = {
+  OMOGRAPH_URL: { score: 5.0, group: 'url', description: 'Url contains both latin and non-latin characters' },
+  HAS_IPFS_GATEWAY_URL: {
+    score: 6.0,
+    group: 'url',
+    description: 'Message contains InterPlanetary File System (IPFS) gateway URL, likely malicious',
+  },
+};
