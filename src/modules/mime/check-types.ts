@@ -9,6 +9,7 @@ import {
   EXTENSION_TYPES,
   classifyType,
 } from './extensions.js';
+import { checkArchive } from './check-archives.js';
 
 /** Bidirectional overrides and invisible characters used to disguise a file name. */
 const OBSCURED_UNICODE = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
@@ -17,7 +18,7 @@ const NUMERIC_EXT = /^\d+[\])]?$/;
 /** Longest next-to-last extension treated as a real extension for double-extension checks. */
 const MAX_INNER_EXT_LEN = 4;
 
-interface Tables {
+export interface Tables {
   bad: Record<string, number>;
   archive: Record<string, number>;
   types: Record<string, number>;
@@ -33,7 +34,7 @@ function splitExtensions(name: string): { ext?: string; ext2?: string; pieces: n
   };
 }
 
-function checkFilename(task: Task, t: Tables, fname: string, ct: string, partIndex: number): void {
+export function checkFilename(task: Task, t: Tables, fname: string, ct: string, partIndex: number): void {
   const trace = (): void => task.insert('MIME_TRACE', 0, `${partIndex}:-`);
   const bad = OBSCURED_UNICODE.exec(fname);
   if (bad) {
@@ -109,6 +110,9 @@ export function makeTypesCheck(config: MimeConfig): (task: Task) => void {
   };
   return (task) => {
     const parts = task.message.parts;
-    for (let i = 0; i < parts.length; i++) checkPartType(task, t, parts[i]!, i);
+    for (let i = 0; i < parts.length; i++) {
+      checkPartType(task, t, parts[i]!, i);
+      checkArchive(task, t, parts[i]!, i);
+    }
   };
 }

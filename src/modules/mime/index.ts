@@ -26,6 +26,7 @@ export const mimeModule = defineModule<MimeConfig>({
         'MIME_UNKNOWN',
         'MIME_BAD_ATTACHMENT',
         'MIME_ARCHIVE_IN_ARCHIVE',
+        'MIME_ENCRYPTED_ARCHIVE',
         'MIME_DOUBLE_BAD_EXTENSION',
         'MIME_BAD_EXTENSION',
         'MIME_BAD_UNICODE',

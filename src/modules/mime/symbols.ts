@@ -11,6 +11,7 @@ export const MIME_SYMBOLS: Record<string, SymbolDef> = {
   MIME_UNKNOWN: mt(0.1, 'Missing or unknown content-type'),
   MIME_BAD_ATTACHMENT: mt(4.0, 'Invalid attachment mime type'),
   MIME_ARCHIVE_IN_ARCHIVE: mt(5.0, 'Archive within another archive'),
+  MIME_ENCRYPTED_ARCHIVE: mt(2.0, 'Encrypted archive in a message'),
   MIME_DOUBLE_BAD_EXTENSION: mt(3.0, 'Bad extension cloaking'),
   MIME_BAD_EXTENSION: mt(2.0, 'Bad extension'),
   MIME_BAD_UNICODE: mt(8.0, 'Filename with known obscured unicode characters'),

@@ -1,0 +1,44 @@
+// Building blocks of Rspamd's regexp rules (rules/regexp/headers.lua): a header regexp over the
+// decoded value (`H`) or the raw value (`X`), header presence, and a few message functions.
+// Each predicate is a closure compiled once at module setup.
+import type { Task } from '../../plugin-api/index.js';
+
+export type Pred = (task: Task) => boolean;
+
+/** Any header of that name whose decoded value matches (Rspamd `Name=/re/H`). */
+export const hdr = (name: string, re: RegExp): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.value));
+
+/** Any header of that name whose raw value (folding kept) matches (Rspamd `Name=/re/X`). */
+export const rawHdr = (name: string, re: RegExp): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.raw.replace(/^[ \t]+/, '')));
+
+export const exists = (name: string): Pred => (task) => task.message.headers.has(name);
+
+export const not = (p: Pred): Pred => (task) => !p(task);
+export const all = (...ps: Pred[]): Pred => (task) => ps.every((p) => p(task));
+export const any = (...ps: Pred[]): Pred => (task) => ps.some((p) => p(task));
+
+/** Every text part is HTML, and there is at least one (Rspamd `has_only_html_part()`). */
+export const onlyHtml: Pred = (task) => {
+  const tp = task.message.textParts;
+  return tp.length > 0 && tp.every((p) => p.kind === 'html');
+};
+
+/** Some HTML part has the tag (Rspamd `has_html_tag(name)`). */
+export const htmlTag = (tag: string): Pred => (task) => task.message.textParts.some((p) => p.html?.tags.has(tag) === true);
+
+/** Some part is text/html (Rspamd `content_type_is_type(text) & content_type_is_subtype(html)`). */
+export const hasHtmlPart: Pred = (task) => task.message.parts.some((p) => p.contentType.type === 'text/html');
+
+/** Fewest MIME recipients for the sorted-list check to mean anything (Rspamd's MIN_RCPT_TO_COMPARE). */
+const MIN_SORTED_RCPTS = 7;
+
+/** The To and Cc addresses are in ascending order (Rspamd `is_recipients_sorted()`). */
+export const recipientsSorted: Pred = (task) => {
+  const list = [...task.message.to, ...task.message.cc].filter((a) => !a.invalid && a.address).map((a) => a.address.toLowerCase());
+  if (list.length < MIN_SORTED_RCPTS) return false;
+  for (let i = 1; i < list.length; i++) if (list[i - 1]! > list[i]!) return false;
+  return true;
+};
+
+/** The whole of some text part is one long token: a tracker string to skew statistics. */
+export const trackerOnlyPart = (re: RegExp): Pred => (task) => task.message.textParts.some((p) => re.test(p.utf8));

@@ -1,0 +1,153 @@
+// Rspamd 3.4's header regexp rules (rules/regexp/headers.lua), each a predicate over the message.
+// The regexps keep Rspamd's meaning; they are written here for JavaScript's engine.
+import { all, any, exists, hasHtmlPart, hdr, htmlTag, not, onlyHtml, rawHdr, recipientsSorted, trackerOnlyPart, type Pred } from './predicates.js';
+
+/** 8-bit or control bytes: a value with them needs MIME encoding, one without does not. */
+const NEEDS_MIME = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]/;
+const B64_WORD = /=\?\S+\?B\?/i;
+const QP_WORD = /=\?\S+\?Q\?/i;
+
+/** Raw value is encoded although the decoded one is plain 7-bit (FROM_EXCESS_BASE64 and kin). */
+const excess = (name: string, word: RegExp): Pred => all(rawHdr(name, word), not(hdr(name, NEEDS_MIME)));
+
+const yahooBulk = hdr('Received', /from \[\S+\] by \S+\.(?:groups|scd|dcn)\.yahoo\.com with NNFMP/);
+const outlookMua = hdr('X-Mailer', /^Microsoft Outlook\b/);
+
+// Message-ID shapes that real Outlook, Hotmail and list software produce.
+const oeMsgid1 = hdr('Message-Id', /^<?[A-Za-z0-9-]{7}[A-Za-z0-9]{20}@hotmail\.com>?$/m);
+const oeMsgid2 = hdr('Message-Id', /^<?(?:[0-9a-f]{8}|[0-9a-f]{12})\$[0-9a-f]{8}\$[0-9a-f]{8}@\S+>?$/);
+const unusableMsgid = any(
+  hdr('List-Unsubscribe', /<mailto:(?:leave-\S+|\S+-unsubscribe)@\S+>$/),
+  hdr('Received', /\/CWT\/DCE\)/),
+  hdr('Received', /iPlanet Messaging Server/),
+  hdr('Message-Id', /^<?BAY\d+-DAV\d+[A-Z0-9]{25}@phx\.gbl?>$/),
+  hdr('Message-Id', /^<?BAYC\d+-PASMTP\d+[A-Z0-9]{25}@CEZ\.ICE>?$/),
+  hdr('Message-ID', /^<mailman\.\d+\.\d+\.\d+\..+@\S+>$/),
+);
+const forgedOe = all(hdr('X-Mailer', /\bOutlook Express [456]\./), not(oeMsgid1), not(oeMsgid2), not(unusableMsgid));
+const vistaMsgid = hdr('Message-Id', /^<?[A-F\d]{32}@\S+>?$/);
+const forgedOutlookDollars = all(
+  hdr('X-Mailer', /^Microsoft Outlook(?: 8| CWS, Build 9|, Build 10)\./),
+  not(oeMsgid2),
+  not(hdr('Message-Id', /^<?!~!>?/)),
+  not(vistaMsgid),
+  not(hdr('Message-Id', /^<?[A-F\d]{36,40}@\S+>?$/)),
+  not(unusableMsgid),
+);
+
+const thebatAny = hdr('X-Mailer', /^\s*The Bat!/);
+const thebatMsgidCommon = hdr('Message-ID', /^<?\d+\.\d+@\S+>?$/m);
+const thebatMsgid = hdr('Message-ID', /^<?\d+\.(19[789]\d|20\d\d)(0\d|1[012])([012]\d|3[01])([0-5]\d)([0-5]\d)([0-5]\d)@\S+>?/m);
+
+const uaMozilla5 = hdr('User-Agent', /^\s*Mozilla\/5\.0/);
+const uaThunderbird = hdr('User-Agent', /^\s*(Thunderbird|Mozilla Thunderbird|Mozilla\/.*Gecko\/.*Thunderbird\/)/);
+const uaSeamonkey = hdr('User-Agent', /^\s*Mozilla\/5\.0\s.+\sSeaMonkey\/\d+\.\d+/);
+const uaMozilla = all(uaMozilla5, not(uaThunderbird), not(uaSeamonkey));
+const mozMsgidCommon = hdr('Message-ID', /^\s*<[\dA-F]{8}\.\d{1,7}@([^>.]+\.)+[^>.]+>$/);
+const mozMsgidCommonSec = hdr('Message-ID', /^\s*<[\da-f]{8}-([\da-f]{4}-){3}[\da-f]{12}@([^>.]+\.)+[^>.]+>$/);
+const mozMsgid = hdr('Message-ID', /^\s*<(3[3-9A-F]|4[\dA-F]|5[\dA-F])[\dA-F]{6}\.(\d0){1,4}\d@([^>.]+\.)+[^>.]+>$/);
+
+const fromYahoo = hdr('From', /@yahoo\.com\b/i);
+const atYahooMsgid = hdr('Message-Id', /@yahoo\.com\b/i);
+
+// Mailers that send a Re: subject without In-Reply-To but should carry References.
+const noInrYesRef = any(
+  hdr('X-Mailer', /^Gnus v/),
+  hdr('X-Mailer', /^Microsoft Outlook Express 5/),
+  hdr('X-Mailer', /^Microsoft Outlook Express 6/),
+  hdr('X-Mailer', /^Mozilla 4/),
+  hdr('X-Mailer', /^SKYRiXgreen/),
+  hdr('X-Mailer', /^WWW-Mail \d/),
+  hdr('User-Agent', /^Gnus/),
+  hdr('User-Agent', /^KNode/),
+  hdr('User-Agent', /^Mutt/),
+  hdr('User-Agent', /^Pan/),
+  hdr('User-Agent', /^Xnews/),
+);
+
+const DATE_TAIL = String.raw`\w{3}, \d+ \w{3} 20\d\d \d\d:\d\d:\d\d [+-]\d\d\d0`;
+
+/** Rule name → predicate. Scores, groups and descriptions are in symbols.ts. */
+export const HEADER_REGEXP_RULES: Record<string, Pred> = {
+  SUBJECT_NEEDS_ENCODING: all(not(rawHdr('Subject', B64_WORD)), not(rawHdr('Subject', QP_WORD)), rawHdr('Subject', NEEDS_MIME)),
+  FROM_EXCESS_BASE64: excess('From', B64_WORD),
+  FROM_EXCESS_QP: excess('From', QP_WORD),
+  TO_EXCESS_BASE64: excess('To', B64_WORD),
+  TO_EXCESS_QP: excess('To', QP_WORD),
+  REPLYTO_EXCESS_BASE64: excess('Reply-To', B64_WORD),
+  REPLYTO_EXCESS_QP: excess('Reply-To', QP_WORD),
+  CC_EXCESS_BASE64: excess('Cc', B64_WORD),
+  CC_EXCESS_QP: excess('Cc', QP_WORD),
+  R_RCVD_SPAMBOTS: hdr('Received', /^from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by [-.\w+]{5,255}; [SMTWF][a-z][a-z], [\s\d]?\d [JFMAJSOND][a-z][a-z] \d{4} \d{2}:\d{2}:\d{2} [-+]\d{4}$/m),
+  R_SAJDING: hdr('Subject', /\bsajding(?:om|a)?\b/i),
+  FORGED_OUTLOOK_HTML: all(not(yahooBulk), outlookMua, onlyHtml),
+  SORTED_RECIPS: recipientsSorted,
+  TRACKER_ID: trackerOnlyPart(/^[a-z0-9]{6,24}[-_a-z0-9]{12,36}[a-z0-9]{6,24}\s*$/i),
+  FORGED_MUA_OUTLOOK: all(
+    any(forgedOe, forgedOutlookDollars),
+    not(hdr('X-Mailer', /^Microsoft Outlook, Build 10\.0\.3416$/)),
+    not(hdr('X-Mailer', /^Microsoft Outlook Express 6\.00\.3790\.3959$/)),
+    not(vistaMsgid),
+  ),
+  FORGED_OUTLOOK_TAGS: all(not(yahooBulk), outlookMua, hasHtmlPart, not(all(htmlTag('html'), htmlTag('head'), htmlTag('meta'), htmlTag('body')))),
+  SUSPICIOUS_BOUNDARY: rawHdr('Content-Type', /^\s*multipart.+boundary="----=_NextPart_000_[A-Z\d]{4}_(00EBFFA4|0102FFA4|32C6FFA4|3302FFA4)\.[A-Z\d]{8}"[\r\n]*$/is),
+  SUSPICIOUS_BOUNDARY2: rawHdr('Content-Type', /^\s*multipart.+boundary="----=_NextPart_000_[A-Z\d]{4}_(01C6527E)\.[A-Z\d]{8}"[\r\n]*$/is),
+  SUSPICIOUS_BOUNDARY3: rawHdr('Content-Type', /^\s*multipart.+boundary="-----000-00\d\d-01C[\dA-F]{5}-[\dA-F]{8}"[\r\n]*$/is),
+  SUSPICIOUS_BOUNDARY4: all(
+    rawHdr('Content-Type', /^\s*multipart.+boundary="----=_NextPart_000_[A-Z\d]{4}_01C4[\dA-F]{4}\.[A-Z\d]{8}"[\r\n]*$/is),
+    hdr('Date', /^\s*\w\w\w,\s+\d+\s+\w\w\w 20(0[56789]|1\d)/),
+  ),
+  FORGED_MUA_THEBAT_MSGID: all(thebatAny, not(thebatMsgid), thebatMsgidCommon, not(unusableMsgid)),
+  FORGED_MUA_THEBAT_MSGID_UNKNOWN: all(thebatAny, not(thebatMsgid), not(thebatMsgidCommon), not(unusableMsgid)),
+  FORGED_MUA_MOZILLA_MAIL_MSGID: all(uaMozilla, mozMsgidCommon, not(mozMsgid), not(unusableMsgid)),
+  FORGED_MUA_MOZILLA_MAIL_MSGID_UNKNOWN: all(uaMozilla, not(mozMsgidCommon), not(mozMsgid), not(unusableMsgid)),
+  FORGED_MUA_THUNDERBIRD_MSGID: all(uaThunderbird, mozMsgidCommon, not(mozMsgid), not(unusableMsgid)),
+  FORGED_MUA_THUNDERBIRD_MSGID_UNKNOWN: all(uaThunderbird, not(any(mozMsgidCommon, mozMsgidCommonSec)), not(mozMsgid), not(unusableMsgid)),
+  FORGED_MUA_SEAMONKEY_MSGID: all(uaSeamonkey, mozMsgidCommon, not(mozMsgid), not(unusableMsgid)),
+  FORGED_MUA_SEAMONKEY_MSGID_UNKNOWN: all(uaSeamonkey, not(mozMsgidCommon), not(mozMsgid), not(unusableMsgid)),
+  INVALID_MSGID: all(
+    exists('Message-Id'),
+    not(any(hdr('Message-Id', /^<?[^<>\\ \t\n\r\x0b\x80-\xff]+@[^<>\\ \t\n\r\x0b\x80-\xff]+>?\s*$/), hdr('Message-Id', /\(.*\)/))),
+  ),
+  MIME_HEADER_CTYPE_ONLY: (task) => {
+    const h = task.message.headers;
+    if (h.has('Content-Disposition') || h.has('Content-Transfer-Encoding') || !h.has('Content-Type') || h.has('MIME-Version')) return false;
+    // Rspamd's content_type_is_type/subtype look at every part: any text/plain part clears the rule.
+    return !task.message.parts.some((p) => p.contentType.type === 'text/plain');
+  },
+  RATWARE_MS_HASH: all(
+    hdr('Message-Id', /[0-9a-f]{4,}\$[0-9a-f]{4,}\$[0-9a-f]{4,}@\S+/),
+    not(hdr('X-MimeOLE', /^Produced By Microsoft MimeOLE/)),
+    not(hdr('Received', /with Microsoft Exchange Server/)),
+  ),
+  STOX_REPLY_TYPE: hdr('Content-Type', /text\/plain; .* reply-type=original/),
+  FORGED_MSGID_YAHOO: all(atYahooMsgid, not(fromYahoo)),
+  FORGED_MUA_THEBAT_BOUN: all(
+    hdr('X-Mailer', /^The Bat! \(v1\./),
+    hdr('Content-Type', /boundary/i),
+    not(hdr('Content-Type', /boundary="?-{10}/)),
+    not(hdr('X-Mailman-Version', /\d/)),
+  ),
+  RCVD_DOUBLE_IP_SPAM: any(
+    hdr('Received', /from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by \d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3} with/),
+    hdr('Received', /from\s+\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\s+by\s+\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3};/),
+  ),
+  REPTO_QUOTE_YAHOO: all(hdr('Reply-To', /".*"\s*</), any(fromYahoo, atYahooMsgid)),
+  FAKE_REPLY_C: all(hdr('Subject', /^R[eE]:/), not(exists('References')), noInrYesRef, not(hdr('X-Mailer', /^Microsoft Outlook Express 6/))),
+  MISSING_MIMEOLE: all(
+    exists('X-MSMail-Priority'),
+    not(exists('X-MimeOLE')),
+    not(hdr('X-Mailer', /SquirrelMail\b/)),
+    not(hdr('X-Mailer', /^Microsoft (?:Office )?Outlook 1[245]\.0/)),
+  ),
+  RCVD_ILLEGAL_CHARS: rawHdr('Received', /[\x80-\xff]/),
+  FORGED_GENERIC_RECEIVED: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by (([\w\d-]+\.)+[a-zA-Z]{2,6}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}); ${DATE_TAIL}`)),
+  FORGED_GENERIC_RECEIVED2: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by ([\w\d-]+\.)+[a-z]{2,6} id [\w\d]{12}; ${DATE_TAIL}`)),
+  FORGED_GENERIC_RECEIVED3: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*by \d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3} with SMTP id [a-zA-Z]{14}\.\d{13};[\r\n\s]*${DATE_TAIL} \(GMT\)`)),
+  FORGED_GENERIC_RECEIVED4: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from localhost by \S+;\s+${DATE_TAIL}[\s\r\n]*$`)),
+  FORGED_GENERIC_RECEIVED5: rawHdr('Received', new RegExp(String.raw`\s*from \[(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})\].*\n(.+\n)*\s*from \1 by \S+;\s+${DATE_TAIL}$`)),
+  INVALID_POSTFIX_RECEIVED: rawHdr('Received', / \(Postfix\) with ESMTP id [A-Z\d]+([\s\r\n]+for <\S+?>)?;[\s\r\n]*[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d\d\d\d \d\d:\d\d:\d\d [+-]\d\d\d\d$/),
+  X_PHP_EVAL: rawHdr('X-PHP-Originating-Script', / : eval\(\)'d code$/),
+  GOOGLE_FORWARDING_MID_MISSING: rawHdr('Message-ID', /SMTPIN_ADDED_MISSING@mx\.google\.com>$/),
+  GOOGLE_FORWARDING_MID_BROKEN: rawHdr('Message-ID', /SMTPIN_ADDED_BROKEN@mx\.google\.com>$/),
+};
