@@ -18,6 +18,7 @@ import { BayesClassifier, bayesConfig, MemoryBayesStore } from '../src/stats/ind
 import { StoreError, type Stores } from '../src/storage/types.js';
 import { loadCorpus, type CorpusMessage } from './corpus.js';
 import { rocAuc } from './accuracy-metrics.js';
+import { runRulesOnly } from './accuracy-rules.js';
 
 const FOLDS = 5;
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -70,11 +71,19 @@ async function main(): Promise<void> {
     .option('-c, --conf <dir>', 'configuration directory', join(repoRoot(), 'conf'))
     .option('--limit <n>', 'use only this many messages (proportional sample)', (v) => Number.parseInt(v, 10))
     .option('--window <n>', 'OSB window (default: the config\'s)', (v) => Number.parseInt(v, 10))
+    .option('--rules-only', 'the rules alone: no Bayes, no fuzzy, DNS answered NXDOMAIN by a loopback server (bench/accuracy-rules.ts)')
+    .option('--verbose', 'with --rules-only: per-symbol hit rates on ham and spam')
+    .option('--dump-json <file>', 'with --rules-only: write each scan\'s symbols and scores to this file')
+    .option('--recorded-envelope', 'with --rules-only: pass the envelope the corpus MTA recorded (sender IP, HELO, Return-Path) instead of none')
     .option('--guarded', 'learn as /learnspam does without Learn-Type: bulk: skip messages already classified with 95 % confidence')
     .parse();
-  const opts = program.opts<{ conf: string; limit?: number; window?: number; guarded?: boolean }>();
+  const opts = program.opts<{ conf: string; limit?: number; window?: number; guarded?: boolean; rulesOnly?: boolean; verbose?: boolean; recordedEnvelope?: boolean; dumpJson?: string }>();
   const cfg = await loadConfig(opts.conf);
   const addHeader = cfg.engine.actions['add header']?.threshold ?? cfg.engine.actions['add_header']?.threshold ?? 6;
+  if (opts.rulesOnly) {
+    await runRulesOnly(cfg, await loadCorpus(repoRoot(), opts.limit), addHeader, { verbose: opts.verbose === true, recordedEnvelope: opts.recordedEnvelope === true, ...(opts.dumpJson ? { dumpJson: opts.dumpJson } : {}) });
+    return;
+  }
   const rawBayes = { ...(cfg.engine.modules['bayes'] ?? {}), ...(opts.window ? { window: opts.window } : {}) };
   const classifier = new BayesClassifier(bayesConfig(rawBayes));
   const corpus = shuffled(await loadCorpus(repoRoot(), opts.limit), SHUFFLE_SEED);

@@ -70,6 +70,8 @@ export class ScanTask implements Task {
   rewritten: Buffer | undefined;
   dkimSignatures: string[] | undefined;
   profile: Record<string, number> | undefined;
+  /** Seconds each symbol callback ran (always recorded; the reply shows them only with `profile`). */
+  symbolTimes: Record<string, number> = {};
   /** Item id → promise of an item still running. */
   pending: Map<number, Promise<void>> | null = null;
   finalVerdict: Verdict | undefined;

@@ -12,15 +12,32 @@ import { dkimModule } from './dkim/index.js';
 import { dmarcModule } from './dmarc/index.js';
 import { arcModule } from './arc/index.js';
 import { whitelistModule } from './whitelist/index.js';
+import { rblModule } from './rbl/index.js';
 import { dkimSigningModule } from './dkim-signing/index.js';
+import { phishingModule } from './phishing/index.js';
+import { hfilterModule } from './hfilter/index.js';
+import { htmlChecksModule } from './html-checks/index.js';
+import { urlChecksModule } from './url-checks/index.js';
+import { headerRegexpsModule } from './header-regexps/index.js';
+import { compositesModule } from './composites/index.js';
+import { multimapModule } from './multimap/index.js';
+import { ratelimitModule } from './ratelimit/index.js';
+import { greylistModule } from './greylist/index.js';
+import { repliesModule } from './replies/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
+export { rblModule };
+export { phishingModule, hfilterModule, htmlChecksModule, urlChecksModule };
+export { headerRegexpsModule, compositesModule };
+export { multimapModule, ratelimitModule, greylistModule, repliesModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
   gtubeModule,
   headersModule,
+  headerRegexpsModule,
+  compositesModule,
   mimeModule,
   receivedModule,
   milterHeadersModule,
@@ -32,4 +49,13 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   arcModule,
   whitelistModule,
   dkimSigningModule,
+  rblModule,
+  phishingModule,
+  hfilterModule,
+  htmlChecksModule,
+  urlChecksModule,
+  multimapModule,
+  ratelimitModule,
+  greylistModule,
+  repliesModule,
 ];

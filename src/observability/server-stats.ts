@@ -79,7 +79,7 @@ export function recordScan(d: StatsDelta, result: ScanResult, seconds: number): 
   d.scanned++;
   d.actions[actionIndex(result.action)]!++;
   d.scanTimes.push(seconds);
-  const profile = result.profile;
+  const profile = result.symbolTimes ?? result.profile;
   for (const s of result.symbols) {
     let c = d.symbols[s.name];
     if (!c) c = d.symbols[s.name] = { hits: 0, weight: 0, time: 0 };

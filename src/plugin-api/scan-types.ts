@@ -155,6 +155,8 @@ export interface ScanResult {
   emails?: string[];
   /** symbol → seconds, when profiling was asked for. */
   profile?: Record<string, number>;
+  /** symbol → seconds its callback ran, always (for /counters); never rendered in replies. */
+  symbolTimes?: Record<string, number>;
   /** Message-ID without brackets, `undef` when the message has none; absent when nothing was parsed. */
   messageId?: string;
   timeReal: number;

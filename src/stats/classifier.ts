@@ -61,6 +61,8 @@ export class BayesClassifier {
         headers: config.classify_headers,
         urls: config.classify_urls,
         meta: config.classify_meta,
+        headerTokens: config.classify_header_tokens,
+        htmlTokens: config.classify_html,
       },
     };
   }
@@ -79,8 +81,9 @@ export class BayesClassifier {
 
   /** Too few or too many tokens to classify or learn. */
   tokenCountProblem(tokens: TokenList): 'few' | 'many' | undefined {
-    if (tokens.length < this.config.min_tokens) return 'few';
-    if (this.config.max_tokens > 0 && tokens.length > this.config.max_tokens) return 'many';
+    const n = tokens.length - (tokens.extensionCount ?? 0);
+    if (n < this.config.min_tokens) return 'few';
+    if (this.config.max_tokens > 0 && n > this.config.max_tokens) return 'many';
     return undefined;
   }
 
@@ -99,10 +102,10 @@ export class BayesClassifier {
     const mid = `<${req.messageId ?? 'undef'}>`;
     const problem = this.tokenCountProblem(tokens);
     if (problem === 'few') {
-      throw new LearnError('LEARN_TOO_FEW_TOKENS', `${mid} contains less tokens than required for ${this.name} classifier: ${tokens.length} < ${this.config.min_tokens}`);
+      throw new LearnError('LEARN_TOO_FEW_TOKENS', `${mid} contains less tokens than required for ${this.name} classifier: ${tokens.length - (tokens.extensionCount ?? 0)} < ${this.config.min_tokens}`);
     }
     if (problem === 'many') {
-      throw new LearnError('LEARN_TOO_MANY_TOKENS', `${mid} contains more tokens than allowed for ${this.name} classifier: ${tokens.length} > ${this.config.max_tokens}`);
+      throw new LearnError('LEARN_TOO_MANY_TOKENS', `${mid} contains more tokens than allowed for ${this.name} classifier: ${tokens.length - (tokens.extensionCount ?? 0)} > ${this.config.max_tokens}`);
     }
     const scope = this.scope(req.user ?? '');
     const digest = tokenDigest(tokens, scope.user);

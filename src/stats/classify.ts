@@ -56,8 +56,10 @@ export function classifyTokens(
 ): Classification | undefined {
   if (learnsSpam < params.minLearns || learnsHam < params.minLearns) return undefined;
   if (tokens.textCount === 0) return undefined;
-  const metaCount = tokens.length - tokens.textCount;
-  // Metatokens are ignored when they outnumber the words (a near-empty body is all structure).
+  // Metatokens are ignored when Rspamd's own outnumber the words (a near-empty body is all
+  // structure). mailsift's header tokens do not count here: a short message is where the
+  // sender and relay facts matter most.
+  const metaCount = tokens.length - tokens.textCount - (tokens.extensionCount ?? 0);
   const skipMeta = tokens.textCount <= metaCount;
   const ls = Math.max(1, learnsSpam);
   const lh = Math.max(1, learnsHam);

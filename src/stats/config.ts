@@ -30,8 +30,13 @@ export const BayesConfig = z.strictObject({
   min_token_hits: z.number().int().positive().default(2),
   /** Token probabilities closer than this to 0.5 are ignored. */
   min_prob_strength: z.number().min(0).max(0.5).default(0.05),
-  /** OSB window: 5 as in Rspamd 3.4, 2 in Rspamd master (max 8). */
-  window: z.number().int().min(2).max(8).default(5),
+  /**
+   * OSB window (max 8): 5 in Rspamd 3.4, 2 in Rspamd master. 2 is the default here, as in
+   * master: on the accuracy bench it separated ham from spam best (Bayes AUC 0.9989 against
+   * 0.9983 for 3 and 0.9969 for 5) with a third of window 5's tokens, and its tokens are a
+   * subset of window 5's, so data learned with a wider window keeps working.
+   */
+  window: z.number().int().min(2).max(8).default(2),
   /** Keep statistics per principal recipient (Deliver-To, then first SMTP rcpt, then first To). */
   per_user: z.boolean().default(false),
   /** Refuse to learn a message already classified in the target class with this probability (unless Learn-Type: bulk). */
@@ -50,6 +55,10 @@ export const BayesConfig = z.strictObject({
   classify_headers: z.boolean().default(true),
   classify_urls: z.boolean().default(true),
   classify_meta: z.boolean().default(true),
+  /** mailsift extension: sender, recipient, Message-ID and relay domains, header names, list headers as metatokens. */
+  classify_header_tokens: z.boolean().default(true),
+  /** mailsift extension: HTML tag names and link/image counts as metatokens (off: raised false positives in the accuracy bench). */
+  classify_html: z.boolean().default(false),
 });
 export type BayesConfig = z.infer<typeof BayesConfig>;
 export type AutolearnObject = z.infer<typeof AutolearnObject>;

