@@ -1,5 +1,5 @@
 // npm run bench:accuracy: five-fold cross-validation of the whole scan (built-in rules + Bayes) on
-// the corpus's development split (easy-ham-1, hard-ham-1, spam-1; never easy-ham-2 or spam-2).
+// the corpus's development split (easy-ham-1, hard-ham-1, spam-1; never the blind-evaluation folders).
 // For each fold a fresh in-memory Bayes store learns every message of the other four folds through
 // the same classifier as /learnspam and /learnham (as a bulk training; `--guarded` applies the
 // 95 % guard instead), then the held-out fold is scanned by the real engine. Prints the ham false-positive rate and spam recall at the shipped `add header`

