@@ -106,13 +106,8 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<DnsTestSer
     return out;
   };
 
-  const udp = dgram.createSocket('udp4');
-  udp.on('message', (msg, rinfo) => {
-    const out = respond(msg, 'udp');
-    if (out) udp.send(out, rinfo.port, rinfo.address);
-  });
-  await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
-  const port = (udp.address() as AddressInfo).port;
+  let udp = dgram.createSocket('udp4');
+  let port = 0;
 
   const sockets = new Set<net.Socket>();
   const tcp = net.createServer((sock) => {
@@ -135,10 +130,31 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<DnsTestSer
     });
   });
   // The same port number for TCP, as a real server has: clients retry on the address they know.
-  await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(port, '127.0.0.1', () => resolve());
-  });
+  // The UDP port the kernel picks may be taken for TCP by another test running at the same time:
+  // then pick another pair.
+  for (let attempt = 0; ; attempt++) {
+    udp = dgram.createSocket('udp4');
+    const sock = udp;
+    sock.on('message', (msg, rinfo) => {
+      const out = respond(msg, 'udp');
+      if (out) sock.send(out, rinfo.port, rinfo.address);
+    });
+    await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
+    port = (sock.address() as AddressInfo).port;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(port, '127.0.0.1', () => {
+          tcp.off('error', reject);
+          resolve();
+        });
+      });
+      break;
+    } catch (err) {
+      sock.close();
+      if (attempt >= 20) throw err;
+    }
+  }
 
   return {
     address: `127.0.0.1:${port}`,
