@@ -43,8 +43,17 @@ const only = process.argv.slice(2);
 const files = only.length ? only : collect('test');
 const stub = await startNxdomainStub();
 const env = { ...process.env, MAILSIFT_DNS_NAMESERVER: process.env.MAILSIFT_DNS_NAMESERVER ?? `127.0.0.1:${stub.address().port}` };
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit', env });
+/** A test that hangs (a server that never answers, a handle left open) fails instead of stalling CI. */
+const TEST_TIMEOUT_MS = 180_000;
+/** The whole run takes ~4 minutes on 2 cores; past this something is stuck beyond one test. */
+const RUN_TIMEOUT_MS = 25 * 60_000;
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, ...files], { stdio: 'inherit', env });
+const watchdog = setTimeout(() => {
+  console.error(`run-tests: no result after ${RUN_TIMEOUT_MS / 60_000} minutes; stopping the test runner`);
+  child.kill('SIGKILL');
+}, RUN_TIMEOUT_MS);
 child.on('exit', (code, signal) => {
+  clearTimeout(watchdog);
   stub.close();
   process.exit(code ?? (signal ? 1 : 0));
 });

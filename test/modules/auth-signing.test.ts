@@ -68,9 +68,10 @@ before(async () => {
 });
 
 after(async () => {
-  await net.close();
-  await dns.close();
-  await rm(dir, { recursive: true, force: true });
+  // A before() that failed half-way leaves some of these unset; close what exists.
+  await net?.close();
+  await dns?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 test('dkim_signing: authenticated mail is signed (RSA from the domain table, Ed25519 via the selector map) and verifies', async () => {

@@ -1,7 +1,7 @@
 import { defineModule } from '../../plugin-api/index.js';
 import { DkimSigningConfig } from './config.js';
 import { makeSigningCheck } from './check.js';
-import { KeyStore } from './keys.js';
+import { KeyStore, openKeyMaps } from './keys.js';
 
 /**
  * DKIM signing of outbound mail (authenticated or local senders): the signature goes to the
@@ -14,7 +14,7 @@ export const dkimSigningModule = defineModule<DkimSigningConfig>({
   symbols: {
     DKIM_SIGNED: { score: 0, group: 'policies', description: 'Message has been signed' },
   },
-  setup(ctx) {
+  async setup(ctx) {
     const c = ctx.config;
     if (Object.keys(c.domain).length === 0 && !c.selector_map && !c.path_map && !(c.selector && c.path)) {
       ctx.disable('config');
@@ -22,7 +22,7 @@ export const dkimSigningModule = defineModule<DkimSigningConfig>({
     }
     let keys: KeyStore;
     try {
-      keys = new KeyStore(c);
+      keys = new KeyStore(c, await openKeyMaps(c, ctx.maps));
     } catch (e) {
       ctx.log.error('dkim_signing: cannot read a key map', { error: (e as Error).message });
       ctx.disable('failed');

@@ -1,41 +1,35 @@
 // Where a domain's selector and private key come from: the `domain` table, the selector/path
-// maps, or the fallback selector and path template. Keys are read once and re-read after
-// KEY_RELOAD_MS so a rotated key file is picked up without a restart.
+// maps (maps framework: files or http, reloaded when they change), or the fallback selector and
+// path template. Keys are read once and re-read after KEY_RELOAD_MS so a rotated key file is
+// picked up without a restart.
 
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import type { MapHandle, ModuleMaps } from '../../plugin-api/index.js';
 import type { DkimSigningConfig } from './config.js';
 
 /** How long a key read from disk is trusted before it is read again. */
 export const KEY_RELOAD_MS = 60_000;
-/** Lines read from a selector/path map file: a stray huge file cannot eat the worker's memory. */
-const MAX_MAP_LINES = 100_000;
-
 export interface SigningKey { selector: string; privateKey: string }
 
-/** `domain value` per line; `#` comments and blank lines ignored. */
-export function readMapFile(path: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const lines = readFileSync(path, 'utf8').split('\n');
-  for (const raw of lines.slice(0, MAX_MAP_LINES)) {
-    const line = raw.replace(/#.*/, '').trim();
-    if (!line) continue;
-    const [k, v] = line.split(/\s+/, 2);
-    if (k && v) out.set(k.toLowerCase(), v);
-  }
-  return out;
+/** The selector and path maps of the config, declared through the maps framework (`domain value` lines). */
+export async function openKeyMaps(cfg: DkimSigningConfig, maps: ModuleMaps): Promise<{ selectors?: MapHandle; paths?: MapHandle }> {
+  const [selectors, paths] = await Promise.all([
+    cfg.selector_map ? maps.add({ url: cfg.selector_map, kind: 'hash', description: 'dkim_signing selectors' }) : undefined,
+    cfg.path_map ? maps.add({ url: cfg.path_map, kind: 'hash', description: 'dkim_signing key paths' }) : undefined,
+  ]);
+  return { ...(selectors ? { selectors } : {}), ...(paths ? { paths } : {}) };
 }
 
 export class KeyStore {
   readonly #cfg: DkimSigningConfig;
-  readonly #selectorMap: Map<string, string>;
-  readonly #pathMap: Map<string, string>;
+  readonly #selectorMap: MapHandle | undefined;
+  readonly #pathMap: MapHandle | undefined;
   readonly #cache = new Map<string, { pem: string; at: number }>();
 
-  constructor(cfg: DkimSigningConfig) {
+  constructor(cfg: DkimSigningConfig, maps: { selectors?: MapHandle; paths?: MapHandle } = {}) {
     this.#cfg = cfg;
-    this.#selectorMap = cfg.selector_map ? readMapFile(cfg.selector_map) : new Map();
-    this.#pathMap = cfg.path_map ? readMapFile(cfg.path_map) : new Map();
+    this.#selectorMap = maps.selectors;
+    this.#pathMap = maps.paths;
   }
 
   async #read(path: string): Promise<string | undefined> {
@@ -58,8 +52,8 @@ export class KeyStore {
       const pem = entry.key ?? (await this.#read(entry.path!));
       return pem ? { selector: entry.selector, privateKey: pem } : undefined;
     }
-    const selector = this.#selectorMap.get(d) ?? this.#cfg.selector;
-    const template = this.#pathMap.get(d) ?? this.#cfg.path;
+    const selector = this.#selectorMap?.get(d) ?? this.#cfg.selector;
+    const template = this.#pathMap?.get(d) ?? this.#cfg.path;
     if (!selector || !template) return undefined;
     const pem = await this.#read(template.replaceAll('$domain', d).replaceAll('$selector', selector));
     return pem ? { selector, privateKey: pem } : undefined;

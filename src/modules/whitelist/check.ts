@@ -1,23 +1,33 @@
-import { readFileSync } from 'node:fs';
 import { getDomain } from 'tldts';
-import type { Task } from '../../plugin-api/index.js';
+import type { MapHandle, ModuleMaps, Task } from '../../plugin-api/index.js';
 import { authOutcome } from '../shared/auth-results.js';
 import type { WhitelistRule } from './config.js';
 
 const org = (d: string): string => getDomain(d.toLowerCase(), { allowPrivateDomains: true }) ?? d.toLowerCase();
 
-export interface CompiledRule { symbol: string; rule: WhitelistRule; domains: ReadonlySet<string> }
-
-export function compileRule(symbol: string, rule: WhitelistRule): CompiledRule {
-  const list = [...rule.domains];
-  if (rule.domains_file) {
-    for (const line of readFileSync(rule.domains_file, 'utf8').split('\n')) {
-      const d = line.replace(/#.*/, '').trim();
-      if (d) list.push(d);
-    }
-  }
-  return { symbol, rule, domains: new Set(list.map(org)) };
+export interface CompiledRule {
+  symbol: string;
+  rule: WhitelistRule;
+  /** Inline domains, reduced to registrable domains. */
+  domains: ReadonlySet<string>;
+  /** Map sources (files, http); their entries are read as written, so both forms are looked up. */
+  maps: readonly MapHandle[];
 }
+
+export async function compileRule(symbol: string, rule: WhitelistRule, maps: ModuleMaps): Promise<CompiledRule> {
+  const inline = typeof rule.domains === 'string' ? [] : rule.domains;
+  const sources = [typeof rule.domains === 'string' ? rule.domains : undefined, rule.domains_file].filter((u): u is string => u !== undefined);
+  const handles = await Promise.all(sources.map((url) => maps.add({ url, kind: 'set', description: `whitelist ${symbol} domains` })));
+  return { symbol, rule, domains: new Set(inline.map(org)), maps: handles };
+}
+
+/** The rule lists `d` (a registrable domain): inline, or in one of its maps. */
+function lists(rule: CompiledRule, d: string): boolean {
+  return rule.domains.has(d) || rule.maps.some((m) => m.has(d));
+}
+
+/** A rule with neither inline domains nor a map cannot fire. */
+export const hasDomains = (rule: CompiledRule): boolean => rule.domains.size > 0 || rule.maps.length > 0;
 
 /** Registrable domains each check authenticated for this message. */
 function authenticated(task: Task): { spf: Set<string>; dkim: Set<string>; dmarc: Set<string> } {
@@ -45,9 +55,10 @@ export function makeWhitelistCheck(rules: readonly CompiledRule[]): (task: Task)
     const listed = candidates(task);
     if (listed.length === 0) return;
     const auth = authenticated(task);
-    for (const { symbol, rule, domains } of rules) {
+    for (const compiled of rules) {
+      const { symbol, rule } = compiled;
       for (const d of listed) {
-        if (!domains.has(d)) continue;
+        if (!lists(compiled, d)) continue;
         const valid = (!rule.valid_spf || auth.spf.has(d)) && (!rule.valid_dkim || auth.dkim.has(d)) && (!rule.valid_dmarc || auth.dmarc.has(d));
         if (valid !== rule.blacklist) {
           task.insert(symbol, 1, d);

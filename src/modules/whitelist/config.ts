@@ -1,9 +1,12 @@
 import { z } from 'zod';
 
 const Rule = z.strictObject({
-  /** Listed domains (registrable domains; subdomains match their parent). */
-  domains: z.array(z.string().min(1)).default([]),
-  /** A file with one domain per line (`#` comments), read at start. */
+  /**
+   * Listed domains (registrable domains; subdomains match their parent): inline, or — as in
+   * Rspamd — a map source (file path, `http(s)://…`), reloaded in the background when it changes.
+   */
+  domains: z.union([z.array(z.string().min(1)), z.string().min(1)]).default([]),
+  /** Another map source of domains, one per line (`#` comments); merged with `domains`. */
   domains_file: z.string().min(1).optional(),
   /** Checks that must have authenticated the domain. */
   valid_spf: z.boolean().default(false),

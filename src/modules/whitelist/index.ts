@@ -1,7 +1,7 @@
 import { defineModule } from '../../plugin-api/index.js';
 import type { SymbolDef } from '../../plugin-api/index.js';
 import { WhitelistConfig } from './config.js';
-import { compileRule, makeWhitelistCheck } from './check.js';
+import { compileRule, hasDomains, makeWhitelistCheck } from './check.js';
 import type { CompiledRule } from './check.js';
 
 /** Rspamd 3.4's whitelist scores (plugins.md §d.3, group whitelist). */
@@ -21,10 +21,11 @@ export const whitelistModule = defineModule<WhitelistConfig>({
   name: 'whitelist',
   config: WhitelistConfig,
   symbols: WHITELIST_SYMBOLS,
-  setup(ctx) {
+  async setup(ctx) {
     let rules: CompiledRule[];
     try {
-      rules = Object.entries(ctx.config.rules).map(([sym, r]) => compileRule(sym, r)).filter((r) => r.domains.size > 0);
+      const compiled = await Promise.all(Object.entries(ctx.config.rules).map(([sym, r]) => compileRule(sym, r, ctx.maps)));
+      rules = compiled.filter(hasDomains);
     } catch (e) {
       ctx.log.error('whitelist: cannot read a domain list', { error: (e as Error).message });
       ctx.disable('failed');
