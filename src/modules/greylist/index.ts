@@ -11,6 +11,7 @@ import { isLocalAddress } from '../shared/local-address.js';
 import { GreylistConfig } from './config.js';
 import { greylistKeys } from './keys.js';
 import type { GreylistKeys } from './keys.js';
+import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
 
 export const GREYLIST_SYMBOLS: Record<string, SymbolDef> = {
   GREYLIST_NEW: { score: 0, group: 'greylist', description: 'Message greylisted: first delivery attempt of this triplet' },
@@ -101,15 +102,9 @@ export const greylistModule = defineModule<GreylistConfig>({
       ctx.disable('config');
       return;
     }
-    const kv = ctx.stores?.kv;
-    if (!kv) {
-      ctx.log.warn('greylist: no key-value store; module disabled');
-      ctx.disable('redis');
-      return;
-    }
-    const whiteIp = cfg.whitelisted_ip.length > 0
-      ? await ctx.maps.add({ url: 'static', data: cfg.whitelisted_ip, kind: 'radix', description: 'greylist whitelisted_ip' })
-      : undefined;
+    const kv = kvOrDisable(ctx, 'greylist');
+    if (!kv) return;
+    const whiteIp = await networksMap(ctx, cfg.whitelisted_ip, 'greylist whitelisted_ip');
     const whiteDomains = new Set(cfg.whitelist_domains.map((d) => d.toLowerCase()));
     ctx.symbol({
       name: 'GREYLIST_CHECK',

@@ -9,6 +9,7 @@ import { RatelimitConfig } from './config.js';
 import type { BucketConfig } from './config.js';
 import { addToBucket, leaked, readBucket } from './bucket.js';
 import { hashKey, selectorParts } from './keys.js';
+import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
 
 export const RATELIMIT_SYMBOLS: Record<string, SymbolDef> = {
   RATELIMITED: { score: 0, group: 'ratelimit', description: 'A rate limit bucket overflowed' },
@@ -91,15 +92,9 @@ export const ratelimitModule = defineModule<RatelimitConfig>({
       ctx.disable('config');
       return;
     }
-    const kv = ctx.stores?.kv;
-    if (!kv) {
-      ctx.log.warn('ratelimit: no key-value store; module disabled');
-      ctx.disable('redis');
-      return;
-    }
-    const whitelistIp = cfg.whitelisted_ip.length > 0
-      ? await ctx.maps.add({ url: 'static', data: cfg.whitelisted_ip, kind: 'radix', description: 'ratelimit whitelisted_ip' })
-      : undefined;
+    const kv = kvOrDisable(ctx, 'ratelimit');
+    if (!kv) return;
+    const whitelistIp = await networksMap(ctx, cfg.whitelisted_ip, 'ratelimit whitelisted_ip');
     const infos = Object.values(cfg.rates).flatMap((b) => (b.info_symbol ? [b.info_symbol] : []));
     ctx.symbol({
       name: 'RATELIMIT_CHECK',

@@ -7,6 +7,7 @@ import { defineModule } from '../../plugin-api/index.js';
 import type { KvStore, SymbolDef, Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import { RepliesConfig } from './config.js';
+import { kvOrDisable } from '../shared/policy-setup.js';
 
 export const REPLIES_SYMBOLS: Record<string, SymbolDef> = {
   REPLY: { score: -4.0, group: 'replies', description: 'Message is a reply to a message sent by one of our users' },
@@ -75,12 +76,8 @@ export const repliesModule = defineModule<RepliesConfig>({
   symbols: REPLIES_SYMBOLS,
   setup(ctx) {
     const cfg = ctx.config;
-    const kv = ctx.stores?.kv;
-    if (!kv) {
-      ctx.log.warn('replies: no key-value store; module disabled');
-      ctx.disable('redis');
-      return;
-    }
+    const kv = kvOrDisable(ctx, 'replies');
+    if (!kv) return;
     ctx.symbol({
       name: 'REPLIES_CHECK',
       stage: 'prefilters',
