@@ -12,6 +12,7 @@ import type {
   ModuleDefinition,
   ModuleMaps,
   Stage,
+  SymbolDef,
   SymbolFlag,
   SymbolRegistration,
   Task,
@@ -107,12 +108,13 @@ export class Registry {
       if (config.disabledModules.includes(mod.name)) {
         this.disabledModules.set(mod.name, 'disabled in config');
         log.info('module disabled in config', { module: mod.name });
-        this.#addModuleSymbols(mod);
+        this.#addModuleSymbols(mod, mod.symbols);
         continue;
       }
       const modConfig = validateModuleConfig(mod.name, mod.config, config.modules[mod.name]);
       const mine: PendingItem[] = [];
       const myComposites: CompositeDef[] = [];
+      const declared: Record<string, SymbolDef> = {};
       let disabledReason: string | undefined;
       const registry = this;
       const ctx: ModuleContext<unknown> = {
@@ -133,6 +135,12 @@ export class Registry {
           }
           myComposites.push(def);
         },
+        declareSymbol(name: string, def: SymbolDef): void {
+          if (registry.#sealed) {
+            throw new EngineError('ENGINE_SEALED', `module ${mod.name}: symbol ${name} declared after setup (registry is sealed)`);
+          }
+          declared[name] = def;
+        },
         disable(reason: string): void {
           disabledReason = reason;
         },
@@ -143,7 +151,8 @@ export class Registry {
         disabledReason = `setup failed: ${(err as Error).message}`;
         log.error('module setup failed', { module: mod.name, error: (err as Error).message });
       }
-      this.#addModuleSymbols(mod);
+      this.#addModuleSymbols(mod, mod.symbols);
+      this.#addModuleSymbols(mod, declared);
       if (disabledReason !== undefined) {
         this.disabledModules.set(mod.name, disabledReason);
         log.warn('module disabled', { module: mod.name, reason: disabledReason });
@@ -155,9 +164,9 @@ export class Registry {
     for (const p of pending) this.#addItem(p);
   }
 
-  #addModuleSymbols(mod: ModuleDefinition<unknown>): void {
-    if (!mod.symbols) return;
-    for (const [name, def] of Object.entries(mod.symbols)) {
+  #addModuleSymbols(mod: ModuleDefinition<unknown>, symbols: Readonly<Record<string, SymbolDef>> | undefined): void {
+    if (!symbols) return;
+    for (const [name, def] of Object.entries(symbols)) {
       const info = this.#symbol(name);
       info.module ??= mod.name;
       if (def.score !== undefined) info.score = def.score;

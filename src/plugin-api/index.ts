@@ -163,6 +163,12 @@ export interface ModuleContext<C> {
   readonly hostname: string;
   symbol(reg: SymbolRegistration): void;
   composite(def: CompositeDef): void;
+  /**
+   * Declare a symbol whose name, score or group comes from the module's configuration (multimap
+   * rules, RBL lists), beside the fixed `symbols` table of the definition. Same precedence: a
+   * `symbols:` score in config still wins.
+   */
+  declareSymbol(name: string, def: SymbolDef): void;
   /** Switch the module off with a reason (config, redis, failed); the server still starts. */
   disable(reason: string): void;
   /** The worker's stores (Bayes, fuzzy, history, key-value); absent when the engine runs without them. */

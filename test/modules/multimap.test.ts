@@ -159,3 +159,23 @@ describe('multimap', () => {
     assert.equal(symbol(old, 'BAD_SENDER'), undefined, 'the removed entry no longer matches');
   });
 });
+
+describe('multimap symbols are per engine', () => {
+  it('two engines with different rules in one process each list their own symbols', async () => {
+    const a = createMapRegistry({ log: quietLog });
+    const b = createMapRegistry({ log: quietLog });
+    try {
+      const ea = await createEngine(engineConfig({ multimap: { rules: { ONLY_IN_A: { type: 'from', map: ['a@example.org'], score: 1.5, description: 'rule of engine A' } } } }), [multimapModule], { maps: a });
+      const eb = await createEngine(engineConfig({ multimap: { rules: { ONLY_IN_B: { type: 'from', map: ['b@example.org'], score: 2.5 } } } }), [multimapModule], { maps: b });
+      const listed = (e: Engine) => Object.fromEntries(e.symbols().filter((s) => s.module === 'multimap').map((s) => [s.name, s.score]));
+      assert.deepEqual(listed(ea), { ONLY_IN_A: 1.5 });
+      assert.deepEqual(listed(eb), { ONLY_IN_B: 2.5 });
+      assert.equal(ea.symbols().find((s) => s.name === 'ONLY_IN_A')?.description, 'rule of engine A');
+      const r = await ea.scan(fixtureMessage('lf-simple.eml'), meta({ from: 'a@example.org' }));
+      assert.equal(symbol(r, 'ONLY_IN_A')?.score, 1.5);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+});

@@ -9,12 +9,6 @@ import type { MultimapRule } from './config.js';
 import { candidates } from './extract.js';
 import { readValue } from './value.js';
 
-/**
- * Symbols come from the configured rules, so the table is filled by setup (the registry reads a
- * module's `symbols` right after setup returns). Config `symbols:` scores still win over it.
- */
-export const MULTIMAP_SYMBOLS: Record<string, SymbolDef> = {};
-
 function mapKind(rule: MultimapRule): MapKind {
   if (rule.regexp) return rule.multi ? 'regexp_multi' : 'regexp';
   if (rule.glob) return rule.multi ? 'glob_multi' : 'glob';
@@ -90,7 +84,6 @@ function runRule(task: Task, c: CompiledRule): void {
 export const multimapModule = defineModule<MultimapConfig>({
   name: 'multimap',
   config: MultimapConfig,
-  symbols: MULTIMAP_SYMBOLS,
   async setup(ctx) {
     const compiled: CompiledRule[] = [];
     const defs: Record<string, SymbolDef> = {};
@@ -113,9 +106,8 @@ export const multimapModule = defineModule<MultimapConfig>({
       for (const s of rule.symbols) defs[s] ??= { score: rule.score, group: rule.group, description: `multimap rule ${name}` };
       compiled.push({ name, symbol, rule, map, allowed: new Set([symbol, ...rule.symbols]) });
     }
-    // Swap the table in one synchronous step after the last await (see MULTIMAP_SYMBOLS).
-    for (const k of Object.keys(MULTIMAP_SYMBOLS)) delete MULTIMAP_SYMBOLS[k];
-    Object.assign(MULTIMAP_SYMBOLS, defs);
+    // Symbols come from the configured rules, not from a fixed table.
+    for (const [symbol, d] of Object.entries(defs)) ctx.declareSymbol(symbol, d);
     if (compiled.length === 0) {
       ctx.disable('config');
       return;
