@@ -24,13 +24,14 @@ import { multimapModule } from './multimap/index.js';
 import { ratelimitModule } from './ratelimit/index.js';
 import { greylistModule } from './greylist/index.js';
 import { repliesModule } from './replies/index.js';
+import { contentHeuristicsModule } from './content-heuristics/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
 export { rblModule };
 export { phishingModule, hfilterModule, htmlChecksModule, urlChecksModule };
 export { headerRegexpsModule, compositesModule };
-export { multimapModule, ratelimitModule, greylistModule, repliesModule };
+export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -54,6 +55,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   hfilterModule,
   htmlChecksModule,
   urlChecksModule,
+  contentHeuristicsModule,
   multimapModule,
   ratelimitModule,
   greylistModule,

@@ -162,8 +162,8 @@ describe('multimap', () => {
 
 describe('multimap symbols are per engine', () => {
   it('two engines with different rules in one process each list their own symbols', async () => {
-    const a = createMapRegistry({ log: quietLog });
-    const b = createMapRegistry({ log: quietLog });
+    const a = createMapRegistry({ baseDir: tmpdir(), log: quietLog });
+    const b = createMapRegistry({ baseDir: tmpdir(), log: quietLog });
     try {
       const ea = await createEngine(engineConfig({ multimap: { rules: { ONLY_IN_A: { type: 'from', map: ['a@example.org'], score: 1.5, description: 'rule of engine A' } } } }), [multimapModule], { maps: a });
       const eb = await createEngine(engineConfig({ multimap: { rules: { ONLY_IN_B: { type: 'from', map: ['b@example.org'], score: 2.5 } } } }), [multimapModule], { maps: b });

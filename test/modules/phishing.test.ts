@@ -104,3 +104,20 @@ test('helpers: edit distance with substitution cost 2, weight bands, link parsin
   assert.equal(phishedLink('http://evil.example.net/', 'Visit http://bank.com'), undefined, 'URL must open the text');
   assert.equal(phishedLink('http://evil.example.net/', 'http://bank.com')?.whole, true);
 });
+
+test('links through a click-tracking endpoint are tracking, not PHISHING, unless tracker_links is on', async () => {
+  const tracked = html('<p>Visit <a href="http://clicks.example.net/Click?q=4e-0Y95InZA4ufV6aJ">ReadyHosting.com</a> today</p>');
+  const through = html('<a href="http://www.example.net/mm/Clickthrough/23317062/uBn6/*http://www.shop.test">www.shop.test</a>');
+  const e = await engine();
+  assert.equal(symbol(await e.scan(tracked, meta()), 'PHISHING'), undefined);
+  assert.equal(symbol(await e.scan(through, meta()), 'PHISHING'), undefined);
+  const rspamdLike = await engine({ tracker_links: true });
+  assert.deepEqual(symbol(await rspamdLike.scan(tracked, meta()), 'PHISHING')?.options, ['readyhosting.com->example.net']);
+  // A tracker-looking word elsewhere in the URL does not excuse a spoofed link.
+  const spoof = html('<a href="http://login.example.net/account?from=click">www.paypal.com</a>');
+  assert.ok(symbol(await e.scan(spoof, meta()), 'PHISHING'));
+  // A brand in strict_domains stays protected behind a tracker-looking path.
+  const brand = html('<a href="http://evil.example.net/click?id=1">www.bank.com</a>');
+  assert.equal(symbol(await e.scan(brand, meta()), 'PHISHING'), undefined);
+  assert.equal(symbol(await (await engine({ strict_domains: ['bank.com'] })).scan(brand, meta()), 'PHISHING')?.score, 4);
+});

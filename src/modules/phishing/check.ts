@@ -5,6 +5,17 @@ import type { PhishingConfig } from './config.js';
 import { phishedLink } from './displayed.js';
 import { phishingWeight } from './weight.js';
 
+/**
+ * A path naming a click-tracking endpoint (`/Click?q=…`, `/clickthrough/…`, `/track/…`,
+ * `/redirect?…`): newsletters route every advertiser link through their own counter, so the shown
+ * site and the link's host differ by design.
+ */
+const TRACKER_PATH = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]+\/(?:[^?#]*\/)?(?:click|track|redirect)[a-z]*(?:[/?#]|$)/i;
+
+export function isClickTracker(href: string): boolean {
+  return TRACKER_PATH.test(href);
+}
+
 export function makePhishingCheck(cfg: PhishingConfig): (task: Task) => void {
   const strict = new Set(cfg.strict_domains.map((d) => d.toLowerCase()));
   const exceptions = new Set(cfg.exceptions.map((d) => d.toLowerCase()));
@@ -17,6 +28,9 @@ export function makePhishingCheck(cfg: PhishingConfig): (task: Task) => void {
         if (!p) continue;
         phished.add(p.real);
         if (exceptions.has(p.real) || exceptions.has(p.shownDomain)) continue;
+        // A brand listed in strict_domains is protected even behind a tracker-looking path: a
+        // phisher can put `/click` in a URL as easily as a newsletter does.
+        if (!cfg.tracker_links && !strict.has(p.shownDomain) && isClickTracker(link.href)) continue;
         // A site name opening a longer text ("News.com: top stories") is a headline, not a
         // spoofed address; Rspamd counts it, which costs false positives on newsletters.
         if (!p.whole && !cfg.headline_links) continue;

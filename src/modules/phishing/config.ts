@@ -13,5 +13,11 @@ export const PhishingConfig = z.object({
    * as Rspamd does. Off by default: on the development corpus these are newsletter headlines.
    */
   headline_links: z.boolean().default(false),
+  /**
+   * Also count links through a click-tracking endpoint (a path such as `/Click?q=…` or
+   * `/clickthrough/…`) as Rspamd does. Off by default: on the development corpus 15 of the 19 ham
+   * PHISHING hits were newsletter trackers, against none of the 3 spam hits.
+   */
+  tracker_links: z.boolean().default(false),
 });
 export type PhishingConfig = z.infer<typeof PhishingConfig>;

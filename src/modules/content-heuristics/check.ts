@@ -1,0 +1,136 @@
+// The content heuristics: header and body signs of bulk unsolicited mail that Rspamd has no rule
+// for. Every check reads only parsed message facts (no network, no stores).
+import { getDomain } from 'tldts';
+import type { Task } from '../../plugin-api/index.js';
+import { isLocalAddress } from '../shared/local-address.js';
+import type { ContentHeuristicsConfig } from './config.js';
+import { ADVANCE_FEE_THEMES, FREEMAIL_DOMAINS, SALES_PHRASES } from './phrases.js';
+
+/** A run of blanks inside the raw Subject (folding excluded: its newline breaks the run). */
+const PADDED_SUBJECT = /\S[ \t]{5,}\S/;
+/** Three zero-padded hex fields joined by `$`: what several bulk mailers put in Message-ID. */
+const RATWARE_MSGID = /^0{2,}[0-9a-f]{2,}\$0{3,}[0-9a-f]+\$0{3,}[0-9a-f]+@/i;
+const CONSENT = /\b(?:your (?:e-?mail )?address (?:was|has been) (?:obtained|collected|submitted)|you (?:signed up|requested|agreed) to receive|opted in)\b/i;
+const OPT_OUT = /\bopt[- ]?(?:in|out)\b/i;
+/** NANP toll-free prefixes 800/888/877/866 with a 3+4 digit number. */
+const TOLL_FREE = /\b1?[-. (]*8(?:00|88|77|66)\)?[-. ]\d{3}[-. ]\d{4}\b/;
+const SUBJECT_DOLLARS = /\$\d/;
+/** The `ADV:` label some laws require on advertising subjects. */
+const SUBJECT_ADV = /^\s*ADV\s*[:-]/i;
+/** Instructions to get off a list the recipient never joined knowingly. */
+const REMOVE_LIST = /\bto (?:be )?remove(?:d)? (?:yourself|your (?:e-?mail )?(?:address|name)|from (?:our|this|future|the|all))\b|\bremove(?:d)? from (?:our|this|the|any|all) (?:future )?(?:mailing|e-?mail|distribution|list|database|mailings)/i;
+/** A message arguing that it is not spam, or citing the 1998 US bill bulk mailers liked to quote. */
+const SPAM_DISCLAIMER = /\b(?:this|it) is not (?:a )?spam\b|\bnot (?:an? )?unsolicited\b|\b(?:bill|s\.)\s*1618\b/i;
+/** Earnings claims: earn/make … $amount. */
+const EARN_DOLLARS = /\b(?:earn|make|made|making)\b[^.\n]{0,30}\$\s?\d/i;
+const IP_LITERAL = /^\[?\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\]?$/;
+/** Distinct stock phrases from which BODY_SALES_PITCH starts, and the count at which it is full. */
+const PITCH_FROM = 4;
+const PITCH_FULL = 6;
+/** Letters a text needs before its capitals share means anything, and the share that is shouting. */
+const SHOUT_MIN_LETTERS = 200;
+const SHOUT_SHARE = 0.4;
+const HOUR_MS = 3_600_000;
+/** Different advance-fee themes a text needs for BODY_ADVANCE_FEE. */
+const ADVANCE_FEE_MIN = 3;
+/** Characters of body text the text rules read. */
+const MAX_TEXT_CHARS = 100_000;
+
+/**
+ * Visible text of every text part. The plain and HTML halves of an alternative repeat each other;
+ * the text rules only ask whether a pattern occurs, so the repeat changes nothing.
+ */
+function bodyText(task: Task): string {
+  const text = task.message.textParts.map((p) => p.text).join('\n');
+  // The signs these rules look for sit near the top of a pitch; a huge body is not read whole,
+  // so its cost stays bounded.
+  return text.length > MAX_TEXT_CHARS ? text.slice(0, MAX_TEXT_CHARS) : text;
+}
+
+export function checkPaddedSubject(task: Task): void {
+  const raw = task.message.headers.first('subject')?.raw;
+  if (raw !== undefined && PADDED_SUBJECT.test(raw.trim())) task.insert('SUBJ_PADDED_TAG');
+}
+
+export function checkRatwareMsgid(task: Task): void {
+  const mid = task.message.messageId;
+  if (mid && RATWARE_MSGID.test(mid)) task.insert('MSGID_RATWARE_ZERO', 1, mid);
+}
+
+export function makeDateAfterReceived(cfg: ContentHeuristicsConfig): (task: Task) => void {
+  return (task) => {
+    const date = task.message.date;
+    // The newest hop is the one our side of the relay chain wrote; its clock is the reference.
+    const rcvd = task.received.find((h) => h.timestamp)?.timestamp;
+    if (!date || !rcvd || Number.isNaN(date.getTime())) return;
+    const ahead = (date.getTime() - rcvd.getTime()) / HOUR_MS;
+    if (ahead > cfg.date_ahead_hours) task.insert('DATE_AFTER_RECEIVED', 1, `${Math.round(ahead)}h`);
+  };
+}
+
+/**
+ * Mail clients of free-mail users reply to From and seldom write a Reply-To; bulk senders set one
+ * to collect answers in a throw-away free mailbox whatever From says.
+ */
+export function makeReplytoFreemail(cfg: ContentHeuristicsConfig): (task: Task) => void {
+  const free = new Set([...FREEMAIL_DOMAINS, ...cfg.freemail_domains.map((d) => d.toLowerCase())]);
+  return (task) => {
+    const rt = task.message.replyTo[0]?.domain;
+    if (!rt) return;
+    const rtDom = getDomain(rt) ?? rt;
+    if (free.has(rtDom)) task.insert('REPLYTO_AT_FREEMAIL', 1, rtDom);
+  };
+}
+
+export function checkBodyText(task: Task): void {
+  const text = bodyText(task);
+  if (!text) return;
+  if (CONSENT.test(text)) task.insert('BODY_CONSENT_CLAIM');
+  if (OPT_OUT.test(text)) task.insert('BODY_OPT_OUT');
+  if (TOLL_FREE.test(text)) task.insert('BODY_TOLL_FREE');
+  if (REMOVE_LIST.test(text)) task.insert('BODY_REMOVE_LIST');
+  if (SPAM_DISCLAIMER.test(text)) task.insert('BODY_SPAM_DISCLAIMER');
+  if (EARN_DOLLARS.test(text)) task.insert('BODY_EARN_DOLLARS');
+  let phrases = 0;
+  for (const re of SALES_PHRASES) if (re.test(text)) phrases++;
+  if (phrases >= PITCH_FROM) {
+    const weight = Math.min(1, (phrases - PITCH_FROM + 1) / (PITCH_FULL - PITCH_FROM + 1));
+    task.insert('BODY_SALES_PITCH', weight, String(phrases));
+  }
+  let themes = 0;
+  for (const re of ADVANCE_FEE_THEMES) if (re.test(text)) themes++;
+  if (themes >= ADVANCE_FEE_MIN) task.insert('BODY_ADVANCE_FEE', 1, String(themes));
+  // Counted by deleting the rest: one string, not an array of every letter.
+  const letters = text.replace(/\P{L}+/gu, '').length;
+  if (letters >= SHOUT_MIN_LETTERS) {
+    const upper = text.replace(/\P{Lu}+/gu, '').length;
+    if (upper / letters > SHOUT_SHARE) task.insert('BODY_SHOUTING', 1, `${Math.round((100 * upper) / letters)}%`);
+  }
+}
+
+export function checkSubject(task: Task): void {
+  const s = task.message.headers.first('subject')?.value;
+  if (!s) return;
+  if (SUBJECT_DOLLARS.test(s)) task.insert('SUBJ_MONEY');
+  if (SUBJECT_ADV.test(s)) task.insert('SUBJ_ADV_LABEL');
+}
+
+/**
+ * HTML-only mail that names no mail client: people write HTML mail in clients that add X-Mailer
+ * or User-Agent, while bulk-sending scripts rarely bother.
+ */
+export function checkHtmlOnlyNoMua(task: Task): void {
+  const parts = task.message.textParts;
+  if (parts.length === 0 || parts.some((p) => p.kind !== 'html')) return;
+  const h = task.message.headers;
+  if (!h.has('x-mailer') && !h.has('user-agent')) task.insert('HTML_ONLY_NO_MUA');
+}
+
+export function checkReceivedHelo(task: Task): void {
+  // With the HELO in the envelope, hfilter judges it; this reads the relay trail instead.
+  if (task.meta.helo) return;
+  const hop = task.received.find((h) => h.fromIp && !isLocalAddress(h.fromIp));
+  const helo = hop?.fromHelo;
+  if (!helo) return;
+  if (IP_LITERAL.test(helo) || !helo.includes('.')) task.insert('RCVD_HELO_BARE', 1, helo);
+}

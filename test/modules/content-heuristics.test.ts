@@ -1,0 +1,149 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createEngine } from '../../src/engine/index.js';
+import { contentHeuristicsModule } from '../../src/modules/content-heuristics/index.js';
+import type { ScanMeta, ScanResult } from '../../src/plugin-api/index.js';
+import { engineConfig, fixtureMessage, meta, symbol, testMessage } from './helpers.js';
+
+const OWN = new Set(Object.keys(contentHeuristicsModule.symbols ?? {}));
+
+async function scan(message: Buffer, m: ScanMeta = meta(), config: Record<string, unknown> = {}): Promise<ScanResult> {
+  const e = await createEngine(engineConfig({ content_heuristics: config }), [contentHeuristicsModule]);
+  return e.scan(message, m);
+}
+
+function own(r: ScanResult): string[] {
+  return r.symbols.map((s) => s.name).filter((n) => OWN.has(n)).sort();
+}
+
+interface Mail {
+  headers?: string[];
+  subject?: string;
+  type?: string;
+  body: string;
+}
+
+/** A message as a bulk mailer or a person would send it; headers first, CRLF line ends. */
+function mail({ headers = [], subject = 'Meeting notes', type = 'text/plain; charset=us-ascii', body }: Mail): Buffer {
+  const head = [
+    'Received: from relay.example.net (relay.example.net [192.0.2.25]) by mx.example.org (Postfix) with ESMTP id 4A1B2C; Tue, 20 Aug 2002 10:00:00 +0000',
+    'From: Alice <alice@example.net>',
+    'To: Bob <bob@example.org>',
+    `Subject: ${subject}`,
+    'Date: Tue, 20 Aug 2002 09:58:00 +0000',
+    'Message-ID: <20020820095800.1234@example.net>',
+    'MIME-Version: 1.0',
+    `Content-Type: ${type}`,
+    ...headers,
+  ];
+  return Buffer.from(`${head.join('\r\n')}\r\n\r\n${body.replace(/\n/g, '\r\n')}\r\n`);
+}
+
+const PLAIN = 'Hi Bob,\n\nthe notes from Monday are attached to the wiki page. Talk soon.\n\nAlice';
+
+test('an ordinary message and the project ham fixture insert none of the content symbols', async () => {
+  assert.deepEqual(own(await scan(mail({ body: PLAIN }))), []);
+  assert.deepEqual(own(await scan(fixtureMessage('ham.eml'))), []);
+});
+
+test('SUBJ_PADDED_TAG: blanks padding a subject before a tag; folding is not padding', async () => {
+  const padded = await scan(mail({ subject: 'Lose weight now                              18070', body: PLAIN }));
+  assert.deepEqual(own(padded), ['SUBJ_PADDED_TAG']);
+  const folded = Buffer.from(mail({ body: PLAIN }).toString('latin1').replace('Subject: Meeting notes', 'Subject: Meeting notes about the long\r\n        planning session'), 'latin1');
+  assert.deepEqual(own(await scan(folded)), []);
+});
+
+test('MSGID_RATWARE_ZERO: zero-padded $-joined fields; an Outlook Express id is not', async () => {
+  const rat = mail({ body: PLAIN }).toString().replace('<20020820095800.1234@example.net>', '<000023b8700d$00003a16$00004696@example.net>');
+  const r = await scan(Buffer.from(rat));
+  assert.deepEqual(own(r), ['MSGID_RATWARE_ZERO']);
+  const oe = mail({ body: PLAIN }).toString().replace('<20020820095800.1234@example.net>', '<001501c24845$8b0b1e40$0200a8c0@example.net>');
+  assert.deepEqual(own(await scan(Buffer.from(oe))), []);
+});
+
+test('DATE_AFTER_RECEIVED: Date hours after the newest Received; within the allowance it is not', async () => {
+  const ahead = mail({ body: PLAIN }).toString().replace('Date: Tue, 20 Aug 2002 09:58:00 +0000', 'Date: Tue, 20 Aug 2002 19:00:00 +0000');
+  const r = await scan(Buffer.from(ahead));
+  assert.deepEqual(own(r), ['DATE_AFTER_RECEIVED']);
+  assert.deepEqual(symbol(r, 'DATE_AFTER_RECEIVED')?.options, ['9h']);
+  assert.deepEqual(own(await scan(Buffer.from(ahead), meta(), { date_ahead_hours: 12 })), []);
+});
+
+test('REPLYTO_AT_FREEMAIL: a Reply-To at a free-mail service, also one added by configuration', async () => {
+  const r = await scan(mail({ headers: ['Reply-To: offers2002@hotmail.com'], body: PLAIN }));
+  assert.deepEqual(own(r), ['REPLYTO_AT_FREEMAIL']);
+  assert.deepEqual(symbol(r, 'REPLYTO_AT_FREEMAIL')?.options, ['hotmail.com']);
+  const own1 = mail({ headers: ['Reply-To: desk@example.com'], body: PLAIN });
+  assert.deepEqual(own(await scan(own1)), []);
+  assert.deepEqual(own(await scan(own1, meta(), { freemail_domains: ['Example.com'] })), ['REPLYTO_AT_FREEMAIL']);
+});
+
+test('text rules: consent claim, opt-out, toll-free number, remove list, disclaimer, earnings', async () => {
+  const body = [
+    'You are receiving this because you signed up to receive offers from our partners.',
+    'I made $3,000 last month working two hours a day.',
+    'Call 1-888-555-0199 today.',
+    'This is not spam. To opt out, or to be removed from our mailing list, reply to this message.',
+  ].join('\n');
+  assert.deepEqual(own(await scan(mail({ body }))), [
+    'BODY_CONSENT_CLAIM', 'BODY_EARN_DOLLARS', 'BODY_OPT_OUT', 'BODY_REMOVE_LIST', 'BODY_SPAM_DISCLAIMER', 'BODY_TOLL_FREE',
+  ]);
+});
+
+test('BODY_SALES_PITCH grows with the number of different stock phrases', async () => {
+  const three = 'Act now! This is a limited time special offer.';
+  assert.deepEqual(own(await scan(mail({ body: three }))), []);
+  const four = `${three} Order now.`;
+  const r4 = await scan(mail({ body: four }));
+  assert.deepEqual(symbol(r4, 'BODY_SALES_PITCH')?.options, ['4']);
+  const six = `${four} Satisfaction guaranteed, risk-free.`;
+  const r6 = await scan(mail({ body: six }));
+  assert.ok((symbol(r6, 'BODY_SALES_PITCH')?.score ?? 0) > (symbol(r4, 'BODY_SALES_PITCH')?.score ?? 0));
+  assert.equal(symbol(r6, 'BODY_SALES_PITCH')?.score, 1.0);
+});
+
+test('BODY_ADVANCE_FEE needs several fraud themes; one alone is ordinary', async () => {
+  const scam = [
+    'I am Dr. Peter Okon, an accountant with the ministry of finance.',
+    'We need a foreign partner to help us transfer the sum of US$25.5 million out of the country.',
+    'You will keep 20% of the total sum. Treat this as strictly confidential.',
+  ].join('\n');
+  const r = await scan(mail({ body: scam }));
+  assert.ok(symbol(r, 'BODY_ADVANCE_FEE'), 'advance-fee text');
+  // The Rspamd suite's advance-fee message is caught too.
+  assert.ok(symbol(await scan(testMessage('advance_fee_fraud.eml')), 'BODY_ADVANCE_FEE'));
+  const one = 'Please transfer the money for the team dinner to my account by Friday.';
+  assert.ok(!symbol(await scan(mail({ body: one })), 'BODY_ADVANCE_FEE'));
+});
+
+test('BODY_SHOUTING: a long text mostly in capitals; a short capital line is not', async () => {
+  const shout = 'SPECIAL OFFER FOR ALL OUR VALUED CUSTOMERS. '.repeat(8);
+  const r = await scan(mail({ body: shout }));
+  assert.ok(symbol(r, 'BODY_SHOUTING'));
+  assert.ok(!symbol(await scan(mail({ body: `NOTE: ${PLAIN}` })), 'BODY_SHOUTING'));
+});
+
+test('subject rules: a dollar amount and the ADV: label', async () => {
+  assert.deepEqual(own(await scan(mail({ subject: 'ADV: Cell phone clips $1.95', body: PLAIN }))), ['SUBJ_ADV_LABEL', 'SUBJ_MONEY']);
+  assert.deepEqual(own(await scan(mail({ subject: 'Advice on the budget', body: PLAIN }))), []);
+});
+
+test('HTML_ONLY_NO_MUA: HTML-only without X-Mailer or User-Agent; a named client clears it', async () => {
+  const html = { type: 'text/html; charset=us-ascii', body: '<html><body><p>Notes from Monday</p></body></html>' };
+  assert.deepEqual(own(await scan(mail(html))), ['HTML_ONLY_NO_MUA']);
+  assert.deepEqual(own(await scan(mail({ ...html, headers: ['X-Mailer: Microsoft Outlook Express 6.00.2600.0000'] }))), []);
+});
+
+test('RCVD_HELO_BARE: first external hop greeted with an IP literal; skipped when the MTA gives the HELO', async () => {
+  const bare = mail({ body: PLAIN }).toString().replace('from relay.example.net (relay.example.net [192.0.2.25])', 'from [192.0.2.25] (unknown [192.0.2.25])');
+  const r = await scan(Buffer.from(bare));
+  assert.deepEqual(own(r), ['RCVD_HELO_BARE']);
+  assert.deepEqual(own(await scan(Buffer.from(bare), meta({ helo: 'relay.example.net' }))), []);
+  // A private relay is skipped: the first public hop is the one judged.
+  const local = mail({ body: PLAIN }).toString().replace('from relay.example.net (relay.example.net [192.0.2.25])', 'from PC (pc.lan [10.0.0.5])');
+  assert.deepEqual(own(await scan(Buffer.from(local))), []);
+});
+
+test('the Rspamd suite ham message is not judged bulk mail', async () => {
+  assert.deepEqual(own(await scan(testMessage('ham.eml'))), []);
+});
