@@ -2,10 +2,13 @@
 // the corpus's development split (easy-ham-1, hard-ham-1, spam-1; never the blind-evaluation folders).
 // For each fold a fresh in-memory Bayes store learns every message of the other four folds through
 // the same classifier as /learnspam and /learnham (as a bulk training; `--guarded` applies the
-// 95 % guard instead), then the held-out fold is scanned by the real engine. Prints the ham false-positive rate and spam recall at the shipped `add header`
-// threshold, the ROC-AUC of the score, and learn throughput.
+// 95 % guard instead), then the held-out fold is scanned by the real engine, with DNS answered
+// NXDOMAIN by a loopback server and no envelope. Prints the ham false-positive rate and spam
+// recall at the shipped `add header` threshold, the ROC-AUC of the score, learn throughput, and
+// the classifier's own ROC-AUC on its unrounded probability.
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { loadConfig } from '../src/config/load.js';
@@ -19,6 +22,8 @@ import { StoreError, type Stores } from '../src/storage/types.js';
 import { loadCorpus, type CorpusMessage } from './corpus.js';
 import { rocAuc } from './accuracy-metrics.js';
 import { runRulesOnly } from './accuracy-rules.js';
+import { createNetServices } from '../src/plugin-api/net/index.js';
+import { startDnsServer } from '../test/helpers/dns-server.js';
 
 const FOLDS = 5;
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -56,7 +61,11 @@ interface Scored {
   score: number;
   /** Spam probability the classifier reported (0.5 when it inserted nothing). */
   prob: number;
+  /** The classifier's exact probability (0.5 when it had nothing to say): the option rounds it. */
+  exactProb: number;
   bayes?: string;
+  symbols: Array<{ name: string; score: number }>;
+  fold: number;
 }
 
 /** The classifier's probability back from the symbol's option ("98.20%" = q − 0.5 scaled to 100). */
@@ -73,7 +82,7 @@ async function main(): Promise<void> {
     .option('--window <n>', 'OSB window (default: the config\'s)', (v) => Number.parseInt(v, 10))
     .option('--rules-only', 'the rules alone: no Bayes, no fuzzy, DNS answered NXDOMAIN by a loopback server (bench/accuracy-rules.ts)')
     .option('--verbose', 'with --rules-only: per-symbol hit rates on ham and spam')
-    .option('--dump-json <file>', 'with --rules-only: write each scan\'s symbols and scores to this file')
+    .option('--dump-json <file>', 'write each scan\'s symbols, score and Bayes probability to this file (input for analysis and score tuning)')
     .option('--recorded-envelope', 'with --rules-only: pass the envelope the corpus MTA recorded (sender IP, HELO, Return-Path) instead of none')
     .option('--guarded', 'learn as /learnspam does without Learn-Type: bulk: skip messages already classified with 95 % confidence')
     .parse();
@@ -91,6 +100,10 @@ async function main(): Promise<void> {
   const fold = corpus.map((_, i) => i % FOLDS);
   const modules = [...builtinModules.filter((m) => m.name !== 'bayes'), bayesModule];
 
+  // DNS as in the rules-only run: a loopback server answering NXDOMAIN at once, so network rules
+  // run their real code but cannot hit, and no scan waits on a resolver the machine may not reach.
+  const dns = await startDnsServer({ zone: {} });
+  const net = createNetServices({ dns: { ...cfg.engine.dns, servers: [dns.address], retransmits: 0 } });
   const scored: Scored[] = [];
   let learnMs = 0;
   let learned = 0;
@@ -112,16 +125,22 @@ async function main(): Promise<void> {
       }
     }
     learnMs += performance.now() - t0;
-    const engine = await createEngine({ ...cfg.engine, modules: { ...cfg.engine.modules, bayes: rawBayes } }, modules, { stores: bayesOnlyStores(store), log: quiet });
+    const engine = await createEngine({ ...cfg.engine, modules: { ...cfg.engine.modules, bayes: rawBayes } }, modules, { stores: bayesOnlyStores(store), log: quiet, net });
     for (let i = 0; i < corpus.length; i++) {
       if (fold[i] !== k) continue;
       const r = await engine.scan(corpus[i]!.bytes, emptyMeta());
+      // The same classification again, outside the engine, for the probability unrounded.
+      const exact = await classifier.classify(store, classifier.tokenize(parsed[i]!), classifier.scope(''));
       const b = r.symbols.find((s) => s.name === 'BAYES_SPAM' || s.name === 'BAYES_HAM');
-      scored.push({ msg: corpus[i]!, score: r.score, prob: probOf(b?.name, b?.options?.[0]), ...(b ? { bayes: `${b.name}(${b.score.toFixed(2)})` } : {}) });
+      scored.push({ msg: corpus[i]!, score: r.score, prob: probOf(b?.name, b?.options?.[0]), exactProb: exact?.prob ?? 0.5, ...(b ? { bayes: `${b.name}(${b.score.toFixed(2)})` } : {}), symbols: r.symbols.map((s) => ({ name: s.name, score: s.score })), fold: k });
     }
     process.stderr.write(`fold ${k + 1}/${FOLDS} done\n`);
   }
-  void parsed;
+  await net.close();
+  await dns.close();
+  if (opts.dumpJson) {
+    await writeFile(opts.dumpJson, JSON.stringify(scored.map((x) => ({ name: x.msg.name, group: x.msg.group, fold: x.fold, score: x.score, prob: x.prob, exactProb: x.exactProb, symbols: x.symbols }))));
+  }
 
   const ham = scored.filter((s) => s.msg.group !== 'spam-1');
   const spam = scored.filter((s) => s.msg.group === 'spam-1');
@@ -137,7 +156,7 @@ async function main(): Promise<void> {
   const withBayes = scored.filter((s) => s.bayes).length;
   console.log(`scans with a Bayes symbol: ${withBayes}/${scored.length}`);
   // The classifier on its own: how well its probability separates, and its verdict's errors.
-  const bAuc = rocAuc(spam.map((s) => s.prob), ham.map((s) => s.prob));
+  const bAuc = rocAuc(spam.map((s) => s.exactProb), ham.map((s) => s.exactProb));
   const bFp = ham.filter((s) => s.prob > 0.5 && s.bayes).length;
   const bTp = spam.filter((s) => s.prob > 0.5 && s.bayes).length;
   console.log(`Bayes alone: ROC-AUC ${bAuc.toFixed(5)}, BAYES_SPAM on ham ${bFp}/${ham.length} = ${pct(bFp, ham.length)}, on spam ${bTp}/${spam.length} = ${pct(bTp, spam.length)}`);

@@ -225,7 +225,8 @@ export const StoresSection = z.strictObject({
   backend: StoreBackend.default('sqlite'),
   sqlite: SqliteStore.default({}),
   redis: RedisStore.default({}),
-  bayes: StoreOverride.default({}),
+  /** `learn_cache`: learn-cache entries kept per classifier and user (the most recent learns; default 60 000, as Rspamd's 6 × 10 000). */
+  bayes: StoreOverride.extend({ learn_cache: z.int().positive().optional() }).default({}),
   /** `expire`: lifetime of a fuzzy hash not added or refreshed again (Rspamd's default is 2 days). */
   fuzzy: StoreOverride.extend({ expire: Duration.default(172800) }).prefault({}),
   history: StoreOverride.default({}),

@@ -3,7 +3,7 @@
 // (scans, autolearn), the controller's learning endpoints and the command-line tools.
 import type { Message } from '../message/types.js';
 import type { BayesClass, BayesScope, BayesStore, LearnOutcome } from '../storage/types.js';
-import { classifyTokens, type Classification, type ClassifyParams } from './classify.js';
+import { classifyTokens, verdictOf, type BayesVerdict, type Classification, type ClassifyParams, type ScoreScaling } from './classify.js';
 import type { BayesConfig } from './config.js';
 import { tokenDigest, tokenizeMessage, tokenValues, type TokenizeOptions, type TokenList } from './tokenize.js';
 
@@ -44,9 +44,12 @@ export class BayesClassifier {
   readonly config: BayesConfig;
   readonly params: ClassifyParams;
   readonly tokenizeOptions: TokenizeOptions;
+  readonly scaling: ScoreScaling;
 
   constructor(config: BayesConfig) {
     this.config = config;
+    const sc = config.score_scaling;
+    this.scaling = typeof sc === 'string' ? { spam: sc, ham: sc, fullOdds: config.full_score_odds } : { ...sc, fullOdds: config.full_score_odds };
     this.params = {
       minLearns: config.min_learns,
       minTokenHits: config.min_token_hits,
@@ -77,6 +80,11 @@ export class BayesClassifier {
 
   scope(user: string): BayesScope {
     return { classifier: this.config.name, user: this.config.per_user ? user : '' };
+  }
+
+  /** The statfile symbol a probability earns with this classifier's score scaling. */
+  verdict(prob: number): BayesVerdict | undefined {
+    return verdictOf(prob, this.scaling);
   }
 
   /** Too few or too many tokens to classify or learn. */

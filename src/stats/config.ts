@@ -17,6 +17,8 @@ const AutolearnObject = z.strictObject({
   learn_verdict: z.boolean().default(false),
 });
 
+const ScalingMode = z.enum(['log_odds', 'rspamd']);
+
 export const BayesConfig = z.strictObject({
   /** Classifier name (the `Classifier` request header selects it). */
   name: z.string().min(1).default('bayes'),
@@ -26,8 +28,14 @@ export const BayesConfig = z.strictObject({
   max_tokens: z.number().int().nonnegative().default(0),
   /** Each class needs this many learned messages before classifying. */
   min_learns: z.number().int().nonnegative().default(200),
-  /** A token must have been seen this often in both classes together to count. */
-  min_token_hits: z.number().int().positive().default(2),
+  /**
+   * A token must have been seen this often in both classes together to count. Rspamd uses 2;
+   * 1 here: Robinson's shrinkage towards 0.5 already tempers a token seen once (it scores 0.75,
+   * not 1), and the hapaxes of a campaign are what recognises its next copy. On the accuracy
+   * bench (five-fold, development split) Bayes alone went from AUC 0.99886 to 0.99936, and ham
+   * classified as spam from 14 to 7 of 2750.
+   */
+  min_token_hits: z.number().int().positive().default(1),
   /** Token probabilities closer than this to 0.5 are ignored. */
   min_prob_strength: z.number().min(0).max(0.5).default(0.05),
   /**
@@ -46,6 +54,15 @@ export const BayesConfig = z.strictObject({
    * thresholds on the score; an object: the verdict-based rule.
    */
   autolearn: z.union([z.boolean(), z.tuple([z.number(), z.number()]), AutolearnObject]).default(false),
+  /**
+   * How the probability scales BAYES_SPAM / BAYES_HAM (classify.ts ScoreScaling says why):
+   * `rspamd` (((q − 0.5)·2)^8) or `log_odds` (full score from odds of 10^full_score_odds : 1),
+   * one mode for both or `{ spam, ham }`. Rspamd's behaviour is `rspamd` for both.
+   */
+  score_scaling: z
+    .union([ScalingMode, z.strictObject({ spam: ScalingMode.default('rspamd'), ham: ScalingMode.default('log_odds') })])
+    .default({ spam: 'rspamd', ham: 'log_odds' }),
+  full_score_odds: z.number().positive().default(3),
   /** Statfile symbols. */
   spam_symbol: z.string().default('BAYES_SPAM'),
   ham_symbol: z.string().default('BAYES_HAM'),

@@ -2,10 +2,12 @@
 // message's tokens, counts never negative). For the accuracy benchmark, where a five-fold run
 // learns thousands of messages and store latency would only measure the store, and for unit
 // tests of the classifier. Not durable: production uses src/storage (SQLite or Redis).
+import { DEFAULT_LEARN_CACHE_SIZE } from '../storage/tokens.js';
 import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../storage/types.js';
 
 interface ScopeData {
   tokens: Map<bigint, { spam: number; ham: number }>;
+  /** The learn cache, oldest learn first (a Map iterates in insertion order). */
   learned: Map<string, BayesClass>;
   learnsSpam: number;
   learnsHam: number;
@@ -19,6 +21,12 @@ const scopeKey = (s: BayesScope): string => `${s.classifier}\u0000${s.user}`;
 
 export class MemoryBayesStore implements BayesStore {
   readonly #scopes = new Map<string, { scope: BayesScope; data: ScopeData }>();
+  readonly #cacheSize: number;
+
+  /** `learnCacheSize`: learn-cache entries kept per scope (the most recent learns). */
+  constructor(opts: { learnCacheSize?: number } = {}) {
+    this.#cacheSize = opts.learnCacheSize ?? DEFAULT_LEARN_CACHE_SIZE;
+  }
 
   #data(scope: BayesScope, create: true): ScopeData;
   #data(scope: BayesScope, create: false): ScopeData | undefined;
@@ -78,7 +86,13 @@ export class MemoryBayesStore implements BayesStore {
     if (before === cls) return 'already_learned';
     if (before !== undefined) this.#apply(d, tokens, before, -1);
     this.#apply(d, tokens, cls, 1);
+    // Re-inserted, so a relearn counts as the most recent learn; then the oldest beyond the bound go.
+    d.learned.delete(digest);
     d.learned.set(digest, cls);
+    for (const old of d.learned.keys()) {
+      if (d.learned.size <= this.#cacheSize) break;
+      d.learned.delete(old);
+    }
     return before !== undefined ? 'relearned' : 'learned';
   }
 

@@ -7,7 +7,7 @@ import { hashWord, toBigInt } from './hash.js';
 import { headerTokens } from './header-tokens.js';
 import { htmlTokens } from './html-tokens.js';
 import { metatokens, type MetatokenOptions } from './metatokens.js';
-import { MAX_WORDS_PER_MESSAGE, splitWords, WordSink } from './words.js';
+import { hasInvisible, MAX_WORDS_PER_MESSAGE, splitWords, WordSink } from './words.js';
 
 /** OSB multipliers by distance 1..4 (Rspamd's primes; index 0 unused). */
 const OSB_MULTIPLIERS = [1, 3, 5, 11, 23, 47, 97, 197] as const;
@@ -161,6 +161,17 @@ export function tokenizeMessage(msg: Message, opts: TokenizeOptions = DEFAULT_TO
     badUnicode,
     extensionCount: b.hi.length - before,
   };
+}
+
+/**
+ * TokenList.badUnicode of `msg` without tokenising it: the same texts (non-empty text parts,
+ * subject, From name) checked for the invisible code points splitWords removes.
+ */
+export function messageHasBadUnicode(msg: Message): boolean {
+  for (const tp of msg.textParts) if (!tp.empty && hasInvisible(tp.text)) return true;
+  if (msg.subject && hasInvisible(msg.subject)) return true;
+  const fromName = msg.from[0]?.name;
+  return fromName ? hasInvisible(fromName) : false;
 }
 
 /** Tokens as the 64-bit values stores take. */

@@ -26,6 +26,14 @@ const NON_ASCII = /[^\x00-\x7f]/;
 // inside words to break them; dropped before splitting.
 const INVISIBLE = /[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]/g;
 
+/** Whether splitWords would flag `text` as bad Unicode, without splitting it. */
+export function hasInvisible(text: string): boolean {
+  INVISIBLE.lastIndex = 0;
+  const found = INVISIBLE.test(text);
+  INVISIBLE.lastIndex = 0;
+  return found;
+}
+
 let segmenter: Intl.Segmenter | undefined;
 
 /** Collects the words of one stream, applying the per-message budget and long-text sampling. */

@@ -10,6 +10,7 @@ import type { Logger } from '../plugin-api/index.js';
 import type { StoresConfigValue } from '../config/schema.js';
 import type { BayesStore, FuzzyStore, HistoryStore, KvStore, Stores } from './types.js';
 import { SqliteBayesStore } from './sqlite/bayes.js';
+import { DEFAULT_LEARN_CACHE_SIZE } from './tokens.js';
 import { SqliteFuzzyStore } from './sqlite/fuzzy.js';
 import { SqliteHistoryStore } from './sqlite/history.js';
 import { SqliteKvStore } from './sqlite/kv.js';
@@ -161,7 +162,12 @@ export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<St
   };
 
   try {
-    const bayes = build<BayesStore>('bayes', (o) => new SqliteBayesStore(o), (c, p, r) => new RedisBayesStore(c, p, r));
+    const learnCacheSize = sc.bayes.learn_cache ?? DEFAULT_LEARN_CACHE_SIZE;
+    const bayes = build<BayesStore>(
+      'bayes',
+      (o) => new SqliteBayesStore({ ...o, learnCacheSize }),
+      (c, p, r) => new RedisBayesStore(c, p, r, { learnCacheSize }),
+    );
     const fuzzy = build<FuzzyStore>(
       'fuzzy',
       (o) => new SqliteFuzzyStore(o, sc.fuzzy.expire),

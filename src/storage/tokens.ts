@@ -26,3 +26,10 @@ export const IMPORT_BATCH = 1000;
 
 /** Export reads this many rows per query or HSCAN step, so a big statfile never sits in memory. */
 export const EXPORT_PAGE = 1000;
+
+/**
+ * Learn-cache entries kept per scope: the digests of the last this-many learns. Rspamd keeps up
+ * to 6 × 10 000 ids in rotating hashes; past the bound the oldest learns are forgotten, so
+ * learning one of them again counts it twice (or, in the other class, without moving its tokens).
+ */
+export const DEFAULT_LEARN_CACHE_SIZE = 60_000;

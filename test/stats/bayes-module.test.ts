@@ -19,6 +19,7 @@ test('without a store the module switches itself off and scans still answer', as
   const r = await engine.scan(devMessages('spam-1', 0, 1)[0]!, meta());
   assert.ok(!r.symbols.some((s) => s.name.startsWith('BAYES_')));
   assert.ok(engine.symbols().some((s) => s.name === 'BAYES_SPAM' && s.score === 5.1 && s.group === 'statistics'));
+  assert.ok(engine.symbols().some((s) => s.name === 'BAYES_HAM' && s.score === -7 && s.group === 'statistics'));
 });
 
 test('a store that fails makes the scan answer without Bayes symbols and counts an error', async () => {
@@ -28,6 +29,21 @@ test('a store that fails makes the scan answer without Bayes symbols and counts 
   const r = await engine.scan(devMessages('spam-1', 0, 1)[0]!, meta());
   assert.ok(!r.symbols.some((s) => s.name.startsWith('BAYES_')));
   assert.equal(engine.errorCounts().get('BAYES_SPAM'), 1);
+});
+
+test('until both classes have min_learns the store is not asked for token counts; then it is', async () => {
+  const store = new MemoryBayesStore();
+  let reads = 0;
+  const getTokens = store.getTokens.bind(store);
+  store.getTokens = (scope, tokens) => { reads++; return getTokens(scope, tokens); };
+  const msg = devMessages('spam-1', 0, 1)[0]!;
+  const empty = await createEngine(engineConfig(), builtinModules, { stores: storesWith(store) });
+  const r = await empty.scan(msg, meta());
+  assert.ok(!r.symbols.some((s) => s.name.startsWith('BAYES_')));
+  assert.equal(reads, 0, 'an unlearned store cannot classify: no token read');
+  const ready = await createEngine(engineConfig({ bayes: { min_learns: 0 } }), builtinModules, { stores: storesWith(store) });
+  await ready.scan(msg, meta());
+  assert.equal(reads, 1, 'with enough learns the tokens are read');
 });
 
 test('autolearn by score thresholds learns once, then the learn cache refuses', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyTokens, combine, invChiSquare, verdictOf } from '../../src/stats/index.js';
+import { classifyTokens, combine, DEFAULT_CLASSIFY_PARAMS, invChiSquare, verdictOf } from '../../src/stats/index.js';
 import type { TokenList } from '../../src/stats/index.js';
 
 function tokens(n: number, meta = 0, window = 1): TokenList {
@@ -31,13 +31,28 @@ test('combination is symmetric and falls back to the logistic form on underflow'
   assert.ok(far < 0.01 && far >= 0);
 });
 
-test('symbol weight ((q − 0.5)·2)^8 and the option text', () => {
-  const v = verdictOf(0.99)!;
+test('symbol weight: Rspamd\'s ((q − 0.5)·2)^8 for spam, log-odds for ham by default, the option text', () => {
+  const rspamd = { spam: 'rspamd', ham: 'rspamd', fullOdds: 3 } as const;
+  const v = verdictOf(0.99, rspamd)!;
   assert.equal(v.symbol, 'spam');
   assert.equal(v.option, '98.00%');
   assert.ok(Math.abs(v.weight - 0.98 ** 8) < 1e-12);
   assert.ok(Math.abs(5.1 * v.weight - 4.34) < 0.01);
-  assert.equal(verdictOf(0.1)!.symbol, 'ham');
+  assert.ok(Math.abs(verdictOf(0.01, rspamd)!.weight - 0.98 ** 8) < 1e-12);
+  // The default: a spam verdict as Rspamd weighs it, a ham verdict by its log-odds (99 : 1 is
+  // two thirds of the way to 1000 : 1; beyond that the full score).
+  assert.ok(Math.abs(verdictOf(0.99)!.weight - 0.98 ** 8) < 1e-12);
+  const h = verdictOf(0.01)!;
+  assert.equal(h.symbol, 'ham');
+  assert.equal(h.option, '98.00%');
+  assert.ok(Math.abs(h.weight - Math.log10(99) / 3) < 1e-12, String(h.weight));
+  assert.ok(Math.abs(verdictOf(0.2)!.weight - Math.log10(4) / 3) < 1e-12);
+  assert.equal(verdictOf(0.0005)!.weight, 1);
+  assert.equal(verdictOf(0)!.weight, 1);
+  assert.equal(verdictOf(1)!.weight, 1);
+  // Log-odds on both sides is symmetric.
+  const lo = { spam: 'log_odds', ham: 'log_odds', fullOdds: 3 } as const;
+  assert.ok(Math.abs(verdictOf(0.1, lo)!.weight - verdictOf(0.9, lo)!.weight) < 1e-12);
   assert.equal(verdictOf(0.54), undefined);
   assert.equal(verdictOf(0.46), undefined);
 });
@@ -49,8 +64,11 @@ test('counts → probability: min learns, min token hits, weak tokens and metato
   assert.equal(classifyTokens(t, spam, ham, 199, 500), undefined, 'fewer than 200 spam learns');
   const c = classifyTokens(t, spam, ham, 300, 300)!;
   assert.ok(c.prob > 0.99 && c.used === 20 && c.usedText === 20);
-  // Tokens seen once in total are ignored.
-  assert.equal(classifyTokens(t, new Array(20).fill(1), new Array(20).fill(0), 300, 300), undefined);
+  // Tokens seen once in total count by default, shrunk towards 0.5 (Robinson), and are ignored
+  // with Rspamd's min_token_hits = 2.
+  const once = classifyTokens(t, new Array(20).fill(1), new Array(20).fill(0), 300, 300)!;
+  assert.ok(once.prob > 0.95 && once.prob < c.prob && once.used === 20, JSON.stringify(once));
+  assert.equal(classifyTokens(t, new Array(20).fill(1), new Array(20).fill(0), 300, 300, { ...DEFAULT_CLASSIFY_PARAMS, minTokenHits: 2 }), undefined);
   // Balanced tokens (probability 0.5 ± 0.05) carry nothing.
   assert.ok(Math.abs(classifyTokens(t, new Array(20).fill(10), new Array(20).fill(10), 300, 300)!.prob - 0.5) < 1e-12);
   // Metatokens are skipped when they are at least as many as the words.

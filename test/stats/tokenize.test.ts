@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import iconv from 'iconv-lite';
 import { parseMessage } from '../../src/message/parse-message.js';
 import { metatokens, splitWords, tokenDigest, tokenizeMessage, WordSink } from '../../src/stats/index.js';
+import { messageHasBadUnicode } from '../../src/stats/tokenize.js';
 import { rspamdMessage } from '../message/fixtures.js';
 import { devMessages } from './corpus.js';
 
@@ -117,4 +118,18 @@ test('long texts are sampled after 600 words, not cut', () => {
   splitWords(words, sink);
   assert.ok(sink.words.length > 700 && sink.words.length < 3000, `kept ${sink.words.length}`);
   assert.ok(sink.words.includes('word4000') || sink.words.some((w) => Number(w.slice(4)) > 4000));
+});
+
+test('messageHasBadUnicode agrees with the tokeniser, invisible characters in a part, the subject or the From name', () => {
+  const msgs = [
+    ...devMessages('easy-ham-1', 0, 40),
+    ...devMessages('spam-1', 0, 40),
+    mail('From: a@example.org\nSubject: plain', 'fr\u200bee money, act now'),
+    mail('From: a@example.org\nSubject: =?utf-8?q?fr=E2=80=8Bee?=', 'nothing hidden here'),
+    mail('From: =?utf-8?q?Sh=C2=ADop?= <a@example.org>\nSubject: hi', 'nothing hidden here'),
+    mail('From: a@example.org\nSubject: hi\nContent-Type: text/plain; charset=utf-8', 'caf\u00e9 na\u00efve, no invisible ones'),
+  ].map((raw) => parseMessage(raw));
+  const flagged = msgs.map((m) => messageHasBadUnicode(m));
+  assert.deepEqual(flagged, msgs.map((m) => tokenizeMessage(m).badUnicode));
+  assert.deepEqual(flagged.slice(-4), [true, true, true, false]);
 });

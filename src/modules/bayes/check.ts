@@ -3,8 +3,7 @@
 // probability stay in the task cache for autolearn.
 import type { BayesScope, BayesStore, Task } from '../../plugin-api/index.js';
 import { BayesClassifier, principalUser } from '../../stats/classifier.js';
-import { verdictOf } from '../../stats/classify.js';
-import type { TokenList } from '../../stats/tokenize.js';
+import { messageHasBadUnicode, type TokenList } from '../../stats/tokenize.js';
 
 /** Task cache key of this module's per-task state. */
 export const BAYES_CACHE_KEY = 'bayes';
@@ -16,13 +15,35 @@ export interface BayesTaskState {
   prob?: number;
 }
 
+/**
+ * Whether the store has too few learns in a class to classify anything (classifyTokens would
+ * return undefined whatever the tokens). A store error answers false: the normal path then
+ * reports it.
+ */
+async function tooFewLearns(store: BayesStore, scope: BayesScope, minLearns: number): Promise<boolean> {
+  try {
+    const t = await store.totals(scope);
+    return t.learnsSpam < minLearns || t.learnsHam < minLearns;
+  } catch {
+    return false;
+  }
+}
+
 export function makeClassifyCheck(classifier: BayesClassifier, store: BayesStore) {
   const cfg = classifier.config;
+  // Without autolearn nothing but this check uses the tokens; while the store has too few
+  // learns they could not change the result, so tokenising (most of this check's CPU) waits
+  // until there are enough. The bad_unicode flag tokenising sets is still computed.
+  const tokensOnlyForClassify = cfg.autolearn === false;
   return async (task: Task): Promise<void> => {
     const msg = task.message;
+    const scope = classifier.scope(principalUser(task.meta.deliverTo, task.meta.rcpt, msg));
+    if (tokensOnlyForClassify && (await tooFewLearns(store, scope, classifier.params.minLearns))) {
+      if (messageHasBadUnicode(msg)) task.setFlag('bad_unicode');
+      return;
+    }
     const tokens = classifier.tokenize(msg);
     if (tokens.badUnicode) task.setFlag('bad_unicode');
-    const scope = classifier.scope(principalUser(task.meta.deliverTo, task.meta.rcpt, msg));
     const state: BayesTaskState = { tokens, scope };
     task.cache.set(BAYES_CACHE_KEY, state);
     let c;
@@ -34,7 +55,7 @@ export function makeClassifyCheck(classifier: BayesClassifier, store: BayesStore
     }
     if (!c) return;
     state.prob = c.prob;
-    const v = verdictOf(c.prob);
+    const v = classifier.verdict(c.prob);
     if (!v) return;
     task.insert(v.symbol === 'spam' ? cfg.spam_symbol : cfg.ham_symbol, v.weight, v.option);
   };

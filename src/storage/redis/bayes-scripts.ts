@@ -1,27 +1,50 @@
-// Lua scripts that make a learn atomic with the learn cache (KEYS: meta, S, H, learned; all in
-// one hash-tag slot). Counts never go negative; a count that reaches 0 deletes its field so HLEN
-// stays the number of distinct tokens of the class.
+// Lua scripts that make a learn atomic with the learn cache (KEYS: meta, S, H, learned, and the
+// cache's order zset learned_z; all in one hash-tag slot). Counts never go negative; a count that
+// reaches 0 deletes its field so HLEN stays the number of distinct tokens of the class.
 
-/** ARGV: digest, class ("spam"|"ham"), distinct tokens…; returns "learned" | "relearned" | "already_learned". */
+/**
+ * ARGV: digest, class ("spam"|"ham"), learn-cache size, distinct tokens…; returns "learned" |
+ * "relearned" | "already_learned". The cache entry is scored with the scope's revision after the
+ * learn; entries more than `size` revisions old are dropped, so at most `size` remain.
+ */
 export const LEARN_LUA = `
 local prev = redis.call('HGET', KEYS[4], ARGV[1])
 local cls = ARGV[2]
+local size = tonumber(ARGV[3])
 if prev == cls then return 'already_learned' end
 local tgt, oth, ltgt, loth = KEYS[2], KEYS[3], 'learns_spam', 'learns_ham'
 if cls == 'ham' then tgt, oth, ltgt, loth = KEYS[3], KEYS[2], 'learns_ham', 'learns_spam' end
 local outcome = 'learned'
 if prev then
   outcome = 'relearned'
-  for i = 3, #ARGV do
+  for i = 4, #ARGV do
     local n = tonumber(redis.call('HGET', oth, ARGV[i]) or '0')
     if n > 1 then redis.call('HINCRBY', oth, ARGV[i], -1) elseif n == 1 then redis.call('HDEL', oth, ARGV[i]) end
   end
   if tonumber(redis.call('HGET', KEYS[1], loth) or '0') > 0 then redis.call('HINCRBY', KEYS[1], loth, -1) end
 end
-for i = 3, #ARGV do redis.call('HINCRBY', tgt, ARGV[i], 1) end
+for i = 4, #ARGV do redis.call('HINCRBY', tgt, ARGV[i], 1) end
 redis.call('HINCRBY', KEYS[1], ltgt, 1)
-redis.call('HINCRBY', KEYS[1], 'revision', 1)
+local rev = redis.call('HINCRBY', KEYS[1], 'revision', 1)
 redis.call('HSET', KEYS[4], ARGV[1], cls)
+-- A cache written before it was bounded has entries the order zset lacks: a few at a time,
+-- they are entered as learned just before this learn, so they age out like the others.
+if redis.call('HGET', KEYS[1], 'cache_ordered') ~= '1' then
+  local scan = redis.call('HSCAN', KEYS[4], redis.call('HGET', KEYS[1], 'cache_cursor') or '0', 'COUNT', 200)
+  for i = 1, #scan[2], 2 do redis.call('ZADD', KEYS[5], 'NX', rev - 1, scan[2][i]) end
+  if scan[1] == '0' then
+    redis.call('HSET', KEYS[1], 'cache_ordered', '1')
+    redis.call('HDEL', KEYS[1], 'cache_cursor')
+  else
+    redis.call('HSET', KEYS[1], 'cache_cursor', scan[1])
+  end
+end
+redis.call('ZADD', KEYS[5], rev, ARGV[1])
+local old = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', rev - size)
+if #old > 0 then
+  for i = 1, #old, 1000 do redis.call('HDEL', KEYS[4], unpack(old, i, math.min(i + 999, #old))) end
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', rev - size)
+end
 return outcome
 `;
 
@@ -38,5 +61,6 @@ end
 if tonumber(redis.call('HGET', KEYS[1], lsrc) or '0') > 0 then redis.call('HINCRBY', KEYS[1], lsrc, -1) end
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
 redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
 return 1
 `;

@@ -1,8 +1,10 @@
-// BayesStore on Redis. Per scope (classifier + user) four keys share one hash tag, so they live in
+// BayesStore on Redis. Per scope (classifier + user) five keys share one hash tag, so they live in
 // one Cluster slot and one Lua script can update them atomically:
 //   <p>bayes:{<scope>}:S / :H   hashes token (decimal u64) → count per class
-//   <p>bayes:{<scope>}:meta     hash learns_spam, learns_ham, revision
+//   <p>bayes:{<scope>}:meta     hash learns_spam, learns_ham, revision (and cache_ordered once
+//                               a pre-bound learn cache has been entered in learned_z)
 //   <p>bayes:{<scope>}:learned  hash message digest → "spam" | "ham" (the learn cache)
+//   <p>bayes:{<scope>}:learned_z  zset digest → scope revision of its learn (evicts the oldest)
 // Distinct-token totals are HLEN of S and H (a count that drops to 0 deletes its field).
 // <p>bayes:scopes is a set of every scope with data (JSON [classifier, user]).
 //
@@ -10,7 +12,7 @@
 // a replied write durable); the store cannot do better than the server it is given.
 
 import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../types.js';
-import { distinctTokens, EXPORT_PAGE, IMPORT_BATCH, u64 } from '../tokens.js';
+import { DEFAULT_LEARN_CACHE_SIZE, distinctTokens, EXPORT_PAGE, IMPORT_BATCH, u64 } from '../tokens.js';
 import { call, closeClient, redisError, RedisScript, type RedisClient } from './client.js';
 import { LEARN_LUA, UNLEARN_LUA } from './bayes-scripts.js';
 
@@ -22,6 +24,7 @@ interface ScopeKeys {
   H: string;
   meta: string;
   learned: string;
+  learnedOrder: string;
 }
 
 export class RedisBayesStore implements BayesStore {
@@ -29,16 +32,20 @@ export class RedisBayesStore implements BayesStore {
   readonly #prefix: string;
   readonly #release: () => Promise<void>;
 
-  constructor(client: RedisClient, prefix: string, release: () => Promise<void> = () => closeClient(client)) {
+  readonly #cacheSize: number;
+
+  /** `learnCacheSize`: learn-cache entries kept per scope (the most recent learns). */
+  constructor(client: RedisClient, prefix: string, release: () => Promise<void> = () => closeClient(client), opts: { learnCacheSize?: number } = {}) {
     this.#client = client;
     this.#prefix = prefix;
     this.#release = release;
+    this.#cacheSize = opts.learnCacheSize ?? DEFAULT_LEARN_CACHE_SIZE;
   }
 
   #keys(scope: BayesScope): ScopeKeys {
     // Length-prefixed so no two (classifier, user) pairs give the same tag.
     const base = `${this.#prefix}bayes:{${scope.classifier.length}:${scope.classifier}:${scope.user}}`;
-    return { S: `${base}:S`, H: `${base}:H`, meta: `${base}:meta`, learned: `${base}:learned` };
+    return { S: `${base}:S`, H: `${base}:H`, meta: `${base}:meta`, learned: `${base}:learned`, learnedOrder: `${base}:learned_z` };
   }
 
   get #scopesKey(): string {
@@ -66,14 +73,14 @@ export class RedisBayesStore implements BayesStore {
     const k = this.#keys(scope);
     await call('learn', this.#client.sadd(this.#scopesKey, JSON.stringify([scope.classifier, scope.user])));
     const fields = distinctTokens(tokens).map((t) => t.toString());
-    const r = await call('learn', learnScript.run(this.#client, [k.meta, k.S, k.H, k.learned], [digest, cls, ...fields]));
+    const r = await call('learn', learnScript.run(this.#client, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, cls, String(this.#cacheSize), ...fields]));
     return r as LearnOutcome;
   }
 
   async unlearn(scope: BayesScope, digest: string, tokens: readonly bigint[]): Promise<boolean> {
     const k = this.#keys(scope);
     const fields = distinctTokens(tokens).map((t) => t.toString());
-    const r = await call('unlearn', unlearnScript.run(this.#client, [k.meta, k.S, k.H, k.learned], [digest, ...fields]));
+    const r = await call('unlearn', unlearnScript.run(this.#client, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, ...fields]));
     return r === 1;
   }
 

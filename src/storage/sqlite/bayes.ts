@@ -3,7 +3,7 @@
 // same transaction as the token updates, so totals() never scans the token table.
 
 import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../types.js';
-import { distinctTokens, EXPORT_PAGE, fromSigned, IMPORT_BATCH, toSigned } from '../tokens.js';
+import { DEFAULT_LEARN_CACHE_SIZE, distinctTokens, EXPORT_PAGE, fromSigned, IMPORT_BATCH, toSigned } from '../tokens.js';
 import { acquireDatabase, guard, releaseDatabase, type SqliteDatabase, type SqliteOptions } from './db.js';
 
 interface ScopeRow {
@@ -21,9 +21,14 @@ export class SqliteBayesStore implements BayesStore {
   /** Scope ids never change once created, so they are cached per process. */
   readonly #ids = new Map<string, number>();
 
-  constructor(opts: SqliteOptions) {
+  readonly #cacheSize: number;
+
+  /** `learnCacheSize`: learn-cache entries kept per scope (the most recent learns). */
+  constructor(opts: SqliteOptions & { learnCacheSize?: number }) {
     this.#db = acquireDatabase(opts);
+    this.#cacheSize = opts.learnCacheSize ?? DEFAULT_LEARN_CACHE_SIZE;
     const db = this.#db;
+    guard('migrate', () => addLearnedSeq(db));
     this.#stmt = guard('prepare', () => ({
       scopeId: db.prepare<[string, string], { id: number }>('SELECT id FROM bayes_scopes WHERE classifier = ? AND user = ?'),
       scopeCreate: db.prepare('INSERT OR IGNORE INTO bayes_scopes (classifier, user) VALUES (?, ?)'),
@@ -48,7 +53,10 @@ export class SqliteBayesStore implements BayesStore {
       decHam: db.prepare<[number, string]>('UPDATE bayes_tokens SET ham = ham - 1 WHERE scope = ? AND token IN (SELECT value FROM json_each(?)) AND ham > 0'),
       dropEmpty: db.prepare<[number, string]>('DELETE FROM bayes_tokens WHERE scope = ? AND token IN (SELECT value FROM json_each(?)) AND spam = 0 AND ham = 0'),
       learned: db.prepare<[number, string], { cls: BayesClass }>('SELECT cls FROM bayes_learned WHERE scope = ? AND digest = ?'),
-      setLearned: db.prepare('INSERT INTO bayes_learned (scope, digest, cls) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET cls = excluded.cls'),
+      // seq = the scope's revision at the learn: the cache keeps the entries of the last learns.
+      setLearned: db.prepare('INSERT INTO bayes_learned (scope, digest, cls, seq) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET cls = excluded.cls, seq = excluded.seq'),
+      evictLearned: db.prepare('DELETE FROM bayes_learned WHERE scope = ? AND seq <= ?'),
+      revision: db.prepare<[number], { revision: number }>('SELECT revision FROM bayes_scopes WHERE id = ?'),
       delLearned: db.prepare('DELETE FROM bayes_learned WHERE scope = ? AND digest = ?'),
       addCounters: db.prepare(
         'UPDATE bayes_scopes SET learns_spam = max(0, learns_spam + ?), learns_ham = max(0, learns_ham + ?), tokens_spam = tokens_spam + ?, tokens_ham = tokens_ham + ?, revision = revision + 1 WHERE id = ?',
@@ -136,7 +144,11 @@ export class SqliteBayesStore implements BayesStore {
           const ls = (cls === 'spam' ? 1 : 0) - (prev === 'spam' ? 1 : 0);
           const lh = (cls === 'ham' ? 1 : 0) - (prev === 'ham' ? 1 : 0);
           this.#stmt.addCounters.run(ls, lh, d.spam, d.ham, id);
-          this.#stmt.setLearned.run(id, digest, cls);
+          // Each learn raises the revision by one and writes one entry, so the entries with a
+          // seq within the last cacheSize revisions are at most cacheSize.
+          const rev = this.#stmt.revision.get(id)?.revision ?? 0;
+          this.#stmt.setLearned.run(id, digest, cls, rev);
+          this.#stmt.evictLearned.run(id, rev - this.#cacheSize);
           return prev ? 'relearned' : 'learned';
         })
         .immediate(),
@@ -231,4 +243,21 @@ export class SqliteBayesStore implements BayesStore {
   async close(): Promise<void> {
     releaseDatabase(this.#db);
   }
+}
+
+/**
+ * Databases created before the learn cache was bounded lack bayes_learned.seq: add it, with the
+ * existing entries counted as learned now (they age out after learn_cache more learns, not at
+ * once). In a write transaction, so concurrent workers opening the same file migrate it once.
+ */
+function addLearnedSeq(db: SqliteDatabase): void {
+  const has = (): boolean => (db.prepare('PRAGMA table_info(bayes_learned)').all() as { name: string }[]).some((c) => c.name === 'seq');
+  if (!has()) {
+    db.transaction(() => {
+      if (has()) return;
+      db.exec('ALTER TABLE bayes_learned ADD COLUMN seq INTEGER NOT NULL DEFAULT 0');
+      db.exec('UPDATE bayes_learned SET seq = coalesce((SELECT revision FROM bayes_scopes WHERE id = bayes_learned.scope), 0)');
+    }).immediate();
+  }
+  db.exec('CREATE INDEX IF NOT EXISTS bayes_learned_seq ON bayes_learned (scope, seq)');
 }
