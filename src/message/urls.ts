@@ -66,6 +66,7 @@ export class UrlCollector {
     const bare = hostAscii.startsWith('[') ? hostAscii.slice(1, -1) : hostAscii;
     const numeric = IPV4.test(bare) || bare.includes(':');
     if (numeric) extra.push('numeric');
+    markObscured(text, numeric, extra);
     const ascii = numeric ? bare : hostAscii;
     const host = numeric || !hostAscii.includes('xn--') ? ascii : domainToUnicode(hostAscii) || hostAscii;
     // The URL parser adds a `/` path to a bare host; keep the URL as written (as Rspamd does).
@@ -167,6 +168,26 @@ export class UrlCollector {
       if (src && !src.toLowerCase().startsWith('cid:')) this.add(src, ['image']);
     }
   }
+}
+
+// Rspamd's `obscured` and `zw_spaces` URL flags, judged on the authority as written (the URL
+// parser normalises these tricks away): a numeric host written other than as a dotted quad
+// (decimal, hex, octal, short forms), an empty user part or a doubled @, undecodable bytes in the
+// host; zero-width characters. A %-escaped host is only unusual, not obscured (Rspamd decodes it
+// silently).
+const WRITTEN_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)/i;
+const WRITTEN_PORT = /:\d*$/;
+const ZERO_WIDTH = /[\u200b-\u200d\u2060\ufeff]/;
+const USER_AT_TRICK = /^@|@@/;
+
+function markObscured(text: string, numeric: boolean, extra: string[]): void {
+  const auth = WRITTEN_AUTHORITY.exec(text)?.[1];
+  if (auth === undefined) return;
+  if (ZERO_WIDTH.test(auth)) extra.push('zw_spaces');
+  const at = auth.lastIndexOf('@');
+  const host = auth.slice(at + 1).replace(WRITTEN_PORT, '');
+  const numericTrick = numeric && !host.startsWith('[') && !IPV4.test(host);
+  if (numericTrick || host.includes('\ufffd') || (at >= 0 && USER_AT_TRICK.test(auth.slice(0, at + 1)))) extra.push('obscured');
 }
 
 const SCHEME_AT_START = /^[([{]?(?:https?|ftp):\/\/[^/?#\s@]*[A-Za-z0-9\]]/i;

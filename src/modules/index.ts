@@ -25,12 +25,13 @@ import { ratelimitModule } from './ratelimit/index.js';
 import { greylistModule } from './greylist/index.js';
 import { repliesModule } from './replies/index.js';
 import { contentHeuristicsModule } from './content-heuristics/index.js';
+import { maillistModule } from './maillist/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
 export { rblModule };
 export { phishingModule, hfilterModule, htmlChecksModule, urlChecksModule };
-export { headerRegexpsModule, compositesModule };
+export { headerRegexpsModule, compositesModule, maillistModule };
 export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
@@ -56,6 +57,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   htmlChecksModule,
   urlChecksModule,
   contentHeuristicsModule,
+  maillistModule,
   multimapModule,
   ratelimitModule,
   greylistModule,

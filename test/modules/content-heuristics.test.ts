@@ -147,3 +147,99 @@ test('RCVD_HELO_BARE: first external hop greeted with an IP literal; skipped whe
 test('the Rspamd suite ham message is not judged bulk mail', async () => {
   assert.deepEqual(own(await scan(testMessage('ham.eml'))), []);
 });
+
+test('BODY_CONSENT_CLAIM: "you opted in" is a claim; prose about opting in is not', async () => {
+  const claim = 'You are receiving this email because you have opted-in to receive offers from our partners.';
+  assert.ok(symbol(await scan(mail({ body: claim })), 'BODY_CONSENT_CLAIM'));
+  const prose = 'The article says readers would have "opted in" to receive campaign news, which nobody checked.';
+  assert.ok(!symbol(await scan(mail({ body: prose })), 'BODY_CONSENT_CLAIM'));
+});
+
+test('BODY_SPAM_DISCLAIMER: one-time mailing and no-removal claims; a list operator describing its list is not', async () => {
+  for (const body of ['This is a one-time mailing, so no removal is necessary.', 'This is NOT spam! Read on.']) {
+    assert.ok(symbol(await scan(mail({ body })), 'BODY_SPAM_DISCLAIMER'), body);
+  }
+  const list = 'All mailing lists hosted here are opt-in. This is not a spam list; you confirmed your subscription.';
+  assert.ok(!symbol(await scan(mail({ body: list })), 'BODY_SPAM_DISCLAIMER'));
+});
+
+test('BODY_ADDRESS_SOURCE and BODY_GENERIC_SALUTATION: a stranger explains where it found you', async () => {
+  const body = 'Dear Sir / Madam,\nI found your email address in an online business directory and would like to offer our services.';
+  assert.deepEqual(own(await scan(mail({ body }))), ['BODY_ADDRESS_SOURCE', 'BODY_GENERIC_SALUTATION']);
+  for (const greeting of ['Dear Friend,', 'Dear Sir or Madam,', 'Dear Valued Customer,']) {
+    assert.ok(symbol(await scan(mail({ body: `${greeting}\n${PLAIN}` })), 'BODY_GENERIC_SALUTATION'), greeting);
+  }
+  // A named reader, and a found address of something else, are ordinary.
+  const named = 'Dear Sir Terry,\nI got your address book export working; the contact list is attached.';
+  assert.deepEqual(own(await scan(mail({ body: named }))), []);
+});
+
+test('BODY_ADVANCE_FEE: the added themes (your country, modalities, the total sum, ATTN: opening) count', async () => {
+  const scam = [
+    'ATTN: THE PRESIDENT',
+    'I wish to invest the funds in your country. We will discuss the modalities of the transfer',
+    'and your share of the total sum when you reply.',
+  ].join('\n');
+  assert.ok(symbol(await scan(mail({ body: scam })), 'BODY_ADVANCE_FEE'));
+  const trip = 'Attn: we land in your country on Monday; the total sum for the hotel is in the sheet.';
+  assert.ok(!symbol(await scan(mail({ body: trip })), 'BODY_ADVANCE_FEE'));
+});
+
+test('BODY_STOCK_TOUT: several stock-touting themes; one investor phrase is not', async () => {
+  const tout = 'For Immediate Release. Cal-Bay (Stock Symbol: CBYI) is now quoted on the OTCBB and analysts say Strong Buy.';
+  assert.deepEqual(symbol(await scan(mail({ body: tout })), 'BODY_STOCK_TOUT')?.options, ['4']);
+  const news = 'Our share price fell again after the quarterly results; the board meets on Friday.';
+  assert.ok(!symbol(await scan(mail({ body: news })), 'BODY_STOCK_TOUT'));
+});
+
+test('BODY_EXCLAIM: a run of three exclamation marks; one or two are not', async () => {
+  assert.ok(symbol(await scan(mail({ body: 'Order today and save!!! Limited stock.' })), 'BODY_EXCLAIM'));
+  assert.ok(!symbol(await scan(mail({ body: 'Great news! We won!! See you at the party.' })), 'BODY_EXCLAIM'));
+});
+
+test('SUBJ_ADV_LABEL: the Japanese and Korean legal labels, MIME-encoded and as raw bytes', async () => {
+  // 未承諾広告※ as UTF-8 encoded-word.
+  const jp = `=?UTF-8?B?${Buffer.from('未承諾広告※ご案内').toString('base64')}?=`;
+  assert.ok(symbol(await scan(mail({ subject: jp, body: PLAIN })), 'SUBJ_ADV_LABEL'));
+  // The same label in ISO-2022-JP, which the header decoder leaves as JIS bytes.
+  const jis = '=?ISO-2022-JP?B?GyRCTCQ+NUJ6OS05cCIoGyhC?=';
+  assert.ok(symbol(await scan(mail({ subject: jis, body: PLAIN })), 'SUBJ_ADV_LABEL'));
+  // [광고] as raw EUC-KR bytes in an unencoded Subject.
+  const euckr = Buffer.concat([
+    Buffer.from(mail({ subject: 'XX', body: PLAIN }).toString('latin1').split('Subject: XX')[0] + 'Subject: [', 'latin1'),
+    Buffer.from([0xb1, 0xa4, 0xb0, 0xed]),
+    Buffer.from('] Best 5' + mail({ subject: 'XX', body: PLAIN }).toString('latin1').split('Subject: XX')[1], 'latin1'),
+  ]);
+  assert.ok(symbol(await scan(euckr), 'SUBJ_ADV_LABEL'));
+  assert.ok(!symbol(await scan(mail({ subject: '広告の件', body: PLAIN })), 'SUBJ_ADV_LABEL'));
+});
+
+test('DATE_NO_TZ: a Date without a zone; a zone given only as a comment is still a zone', async () => {
+  const bare = mail({ body: PLAIN }).toString().replace('Date: Tue, 20 Aug 2002 09:58:00 +0000', 'Date: Tue, 20 Aug 2002 09:58:00');
+  assert.deepEqual(own(await scan(Buffer.from(bare))), ['DATE_NO_TZ']);
+  const comment = mail({ body: PLAIN }).toString().replace('Date: Tue, 20 Aug 2002 09:58:00 +0000', 'Date: Tue, 20 Aug 2002 09:58:00 (GMT)');
+  assert.deepEqual(own(await scan(Buffer.from(comment))), []);
+});
+
+test('HTML_NO_ROOT: an HTML fragment; a whole document is not', async () => {
+  const headers = ['X-Mailer: Mozilla 4.7 [en] (Win98; I)'];
+  const frag = { type: 'text/html; charset=us-ascii', headers, body: '<p>Click <a href="http://example.com/">here</a> for the offer</p>' };
+  assert.deepEqual(own(await scan(mail(frag))), ['HTML_NO_ROOT']);
+  assert.deepEqual(own(await scan(mail({ ...frag, body: `<html><body>${frag.body}</body></html>` }))), []);
+});
+
+test('XPRIO_NO_MUA: X-Priority with no client named; counted once with MISSING_MIMEOLE and HTML_ONLY_NO_MUA', async () => {
+  assert.deepEqual(own(await scan(mail({ headers: ['X-Priority: 3'], body: PLAIN }))), ['XPRIO_NO_MUA']);
+  assert.deepEqual(own(await scan(mail({ headers: ['X-Priority: 3', 'X-Mailer: Microsoft Outlook Express 6.00.2600.0000'], body: PLAIN }))), []);
+  // X-MSMail-Priority without X-MimeOLE is MISSING_MIMEOLE's (header_regexps) sign of the same gap.
+  assert.deepEqual(own(await scan(mail({ headers: ['X-Priority: 3', 'X-MSMail-Priority: Normal'], body: PLAIN }))), []);
+  const html = { type: 'text/html; charset=us-ascii', body: '<html><body><p>Offer</p></body></html>' };
+  assert.deepEqual(own(await scan(mail({ ...html, headers: ['X-Priority: 3'] }))), ['HTML_ONLY_NO_MUA']);
+  assert.deepEqual(own(await scan(mail({ ...html, headers: ['X-MSMail-Priority: Normal'] }))), []);
+});
+
+test('DATE_AFTER_RECEIVED leaves a Date ahead of the scan clock to DATE_IN_FUTURE', async () => {
+  const future = new Date(Date.now() + 30 * 24 * 3_600_000).toUTCString().replace('GMT', '+0000');
+  const msg = mail({ body: PLAIN }).toString().replace('Date: Tue, 20 Aug 2002 09:58:00 +0000', `Date: ${future}`);
+  assert.deepEqual(own(await scan(Buffer.from(msg))), []);
+});

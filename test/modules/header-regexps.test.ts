@@ -76,3 +76,14 @@ test('raw input (Raw: yes) is not judged by header rules', async () => {
   const r = await (await scanner()).scan(mail('From: =?utf-8?B?QWxpY2U=?= <alice@example.org>\r\nTo: bob@example.net\r\n'), meta({ raw: true }));
   assert.ok(!names(r).has('FROM_EXCESS_BASE64'));
 });
+
+test('INTRODUCTION: the sender introduces itself by name or title (Rspamd rules/regexp/misc.lua)', async () => {
+  const s = await scanner();
+  for (const text of ['Dear friend,\r\nMy name is Peter Okon and I work for the ministry.\r\n', 'Good day. I am Dr. Peter Okon, an accountant.\r\n', 'This is Mrs Helen Smith writing from Lagos.\r\n']) {
+    const r = await s.scan(mail(`${BASE}\r\n`, text), meta());
+    assert.equal(symbol(r, 'INTRODUCTION')?.score, 2, text);
+  }
+  // "I am" without a title, and a name mentioned in passing, are ordinary.
+  const plain = await s.scan(mail(`${BASE}\r\n`, 'I am drafting the minutes; his name is on the list.\r\n'), meta());
+  assert.ok(!names(plain).has('INTRODUCTION'));
+});

@@ -97,3 +97,13 @@ test('nesting beyond the parser depth limit is MIME_LIMITS_EXCEEDED, and broken 
   assert.ok(symbol(bad, 'MIME_BAD_ENCODING')?.options?.includes('bad_base64'));
   assert.ok(!names(bad).has('MIME_LIMITS_EXCEEDED'));
 });
+
+test('MIME_LIMITS_EXCEEDED counts a quarter when the URL cap is the only limit reached', async () => {
+  const { MAX_URLS } = await import('../../src/message/limits.js');
+  const links = Array.from({ length: MAX_URLS + 5 }, (_, i) => `http://host${i}.example.com/page`).join('\r\n');
+  const msg = Buffer.from(`From: a@example.com\r\nTo: b@example.org\r\nSubject: link digest\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\n${links}\r\n`);
+  const r = await (await scanner()).scan(msg, meta());
+  const hit = symbol(r, 'MIME_LIMITS_EXCEEDED');
+  assert.deepEqual(hit?.options, ['too_many_urls']);
+  assert.equal(hit?.score, 0.25);
+});

@@ -45,3 +45,32 @@ test('HAS_IPFS_GATEWAY_URL: gateway paths and subdomain gateways, not the word i
   const off = await (await engine({ ipfs: false })).scan(msg(`https://gateway.example.net/ipfs/${cid}`), meta());
   assert.equal(symbol(off, 'HAS_IPFS_GATEWAY_URL'), undefined);
 });
+
+test('R_SUSPICIOUS_URL: hosts written to hide what they are; ordinary and dotted-quad hosts are not', async () => {
+  const e = await engine();
+  const cases: Array<[string, string]> = [
+    ['Claim it at http://3232235777/claim now', '192.168.1.1'], // a dotted quad written as one number
+    ['Claim it at http://0x7f.1/claim now', '127.0.0.1'], // hex and short form
+    ['Claim it at http://paypal.com@@evil.example.net/claim now', 'evil.example.net'], // doubled @
+  ];
+  for (const [body, host] of cases) {
+    const r = await e.scan(msg(body), meta());
+    assert.deepEqual(symbol(r, 'R_SUSPICIOUS_URL')?.options, [host], body);
+    assert.equal(symbol(r, 'R_SUSPICIOUS_URL')?.score, 5);
+  }
+  const html = await e.scan(msg('<a href="http://0xC0.0xA8.1.1/login">Log in</a>', true), meta());
+  assert.deepEqual(symbol(html, 'R_SUSPICIOUS_URL')?.options, ['192.168.1.1']);
+  // A dotted quad, a user name, and a %-escaped host (decoded silently, as Rspamd does) are not obscured.
+  const plain = await e.scan(msg('See http://192.0.2.10:8080/status and http://joe@www.example.com/page and http://w%77w.example.org/'), meta());
+  assert.equal(symbol(plain, 'R_SUSPICIOUS_URL'), undefined);
+  for (const f of ['url1.eml', 'utf.eml', 'ham.eml']) assert.equal(symbol(await e.scan(fixtureMessage(f), meta()), 'R_SUSPICIOUS_URL'), undefined, f);
+  assert.equal(symbol(await (await engine({ suspicious: false })).scan(msg(cases[0]![0]), meta()), 'R_SUSPICIOUS_URL'), undefined);
+});
+
+test('ZERO_WIDTH_SPACE_URL: a zero-width space inside a link host', async () => {
+  const e = await engine();
+  const r = await e.scan(msg('<a href="http://pay\u200bpal.com/login">PayPal</a>', true), meta());
+  assert.deepEqual(symbol(r, 'ZERO_WIDTH_SPACE_URL')?.options, ['paypal.com']);
+  assert.equal(symbol(r, 'ZERO_WIDTH_SPACE_URL')?.score, 7);
+  assert.equal(symbol(await e.scan(msg('<a href="http://paypal.com/login">PayPal</a>', true), meta()), 'ZERO_WIDTH_SPACE_URL'), undefined);
+});

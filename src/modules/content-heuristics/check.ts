@@ -4,23 +4,42 @@ import { getDomain } from 'tldts';
 import type { Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import type { ContentHeuristicsConfig } from './config.js';
-import { ADVANCE_FEE_THEMES, FREEMAIL_DOMAINS, SALES_PHRASES } from './phrases.js';
+import { ADVANCE_FEE_THEMES, FREEMAIL_DOMAINS, SALES_PHRASES, STOCK_TOUT_THEMES } from './phrases.js';
 
 /** A run of blanks inside the raw Subject (folding excluded: its newline breaks the run). */
 const PADDED_SUBJECT = /\S[ \t]{5,}\S/;
 /** Three zero-padded hex fields joined by `$`: what several bulk mailers put in Message-ID. */
 const RATWARE_MSGID = /^0{2,}[0-9a-f]{2,}\$0{3,}[0-9a-f]+\$0{3,}[0-9a-f]+@/i;
-const CONSENT = /\b(?:your (?:e-?mail )?address (?:was|has been) (?:obtained|collected|submitted)|you (?:signed up|requested|agreed) to receive|opted in)\b/i;
+// "opted in" alone also turns up in prose about mailing lists; the claim is that *you* opted in.
+const CONSENT = /\b(?:your (?:e-?mail )?address (?:was|has been) (?:obtained|collected|submitted)|you (?:signed up|requested|agreed) to receive|you (?:have |had )?opted[- ]in)\b/i;
+/** The sender explains where it found the recipient's address: mail nobody asked for. */
+const ADDRESS_SOURCE = /\b(?:found|got|obtained|came across) your (?:e-?mail|contact|address)\b(?![- ]?book)/i;
+/** A salutation for a reader whose name the sender does not know. */
+const GENERIC_SALUTATION = /\bdear (?:sirs? ?(?:or|\/|and|&) ?madam|friend|valued (?:customer|member))\b/i;
 const OPT_OUT = /\bopt[- ]?(?:in|out)\b/i;
 /** NANP toll-free prefixes 800/888/877/866 with a 3+4 digit number. */
 const TOLL_FREE = /\b1?[-. (]*8(?:00|88|77|66)\)?[-. ]\d{3}[-. ]\d{4}\b/;
 const SUBJECT_DOLLARS = /\$\d/;
-/** The `ADV:` label some laws require on advertising subjects. */
-const SUBJECT_ADV = /^\s*ADV\s*[:-]/i;
+/**
+ * The labels laws require on unsolicited advertising subjects: `ADV:` (US states), 未承諾広告
+ * (Japan) and (광고) (Korea). Two byte forms are matched as well, because the header decoder
+ * leaves them as they are: Korean senders often put raw EUC-KR bytes in Subject without MIME
+ * encoding (read as Latin-1, 광고 shows as `±¤°í`), and ISO-2022-JP is not decoded (未承諾広告 stays
+ * as its JIS X 0208 bytes after the ESC $ B shift).
+ */
+const SUBJECT_ADV = /^\s*ADV\s*[:-]|未承諾広告|\x1b\$BL\$>5Bz9-9p|[([]\s*(?:광고|\u00b1\u00a4\u00b0\u00ed)\s*[)\]]/i;
+/** Date with a time and nothing after it: no zone, which RFC 5322 requires. */
+const DATE_WITHOUT_ZONE = /\d{1,2}:\d{2}(?::\d{2})?\s*$/;
+/** A run of three exclamation marks. */
+const EXCLAIM_RUN = /!{3,}/;
 /** Instructions to get off a list the recipient never joined knowingly. */
 const REMOVE_LIST = /\bto (?:be )?remove(?:d)? (?:yourself|your (?:e-?mail )?(?:address|name)|from (?:our|this|future|the|all))\b|\bremove(?:d)? from (?:our|this|the|any|all) (?:future )?(?:mailing|e-?mail|distribution|list|database|mailings)/i;
-/** A message arguing that it is not spam, or citing the 1998 US bill bulk mailers liked to quote. */
-const SPAM_DISCLAIMER = /\b(?:this|it) is not (?:a )?spam\b|\bnot (?:an? )?unsolicited\b|\b(?:bill|s\.)\s*1618\b/i;
+/**
+ * A message arguing that it is not spam, or that it needs no removal, or citing the 1998 US bill
+ * bulk mailers liked to quote. The claim is about the message: "this is not a spam list" is a list
+ * operator describing its list.
+ */
+const SPAM_DISCLAIMER = /\b(?:this|it) is not (?:a )?spam\b(?! list)|\bnot (?:an? )?unsolicited\b|\b(?:bill|s\.)\s*1618\b|\bone[- ]time (?:mailing|e-?mail|message)\b|\bno (?:further )?removal (?:is )?(?:necessary|required)\b/i;
 /** Earnings claims: earn/make … $amount. */
 const EARN_DOLLARS = /\b(?:earn|make|made|making)\b[^.\n]{0,30}\$\s?\d/i;
 const IP_LITERAL = /^\[?\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\]?$/;
@@ -31,8 +50,12 @@ const PITCH_FULL = 6;
 const SHOUT_MIN_LETTERS = 200;
 const SHOUT_SHARE = 0.4;
 const HOUR_MS = 3_600_000;
+/** Rspamd's DATE_IN_FUTURE margin (two hours past the scan time). */
+const FUTURE_MARGIN_MS = 2 * HOUR_MS;
 /** Different advance-fee themes a text needs for BODY_ADVANCE_FEE. */
 const ADVANCE_FEE_MIN = 3;
+/** Different stock-touting themes a text needs for BODY_STOCK_TOUT. */
+const STOCK_TOUT_MIN = 3;
 /** Characters of body text the text rules read. */
 const MAX_TEXT_CHARS = 100_000;
 
@@ -63,6 +86,9 @@ export function makeDateAfterReceived(cfg: ContentHeuristicsConfig): (task: Task
     // The newest hop is the one our side of the relay chain wrote; its clock is the reference.
     const rcvd = task.received.find((h) => h.timestamp)?.timestamp;
     if (!date || !rcvd || Number.isNaN(date.getTime())) return;
+    // A Date ahead of the scan's own clock is DATE_IN_FUTURE's (headers module) to judge; the same
+    // wrong clock is one sign, not two.
+    if (date.getTime() - Date.now() > FUTURE_MARGIN_MS) return;
     const ahead = (date.getTime() - rcvd.getTime()) / HOUR_MS;
     if (ahead > cfg.date_ahead_hours) task.insert('DATE_AFTER_RECEIVED', 1, `${Math.round(ahead)}h`);
   };
@@ -91,6 +117,8 @@ export function checkBodyText(task: Task): void {
   if (REMOVE_LIST.test(text)) task.insert('BODY_REMOVE_LIST');
   if (SPAM_DISCLAIMER.test(text)) task.insert('BODY_SPAM_DISCLAIMER');
   if (EARN_DOLLARS.test(text)) task.insert('BODY_EARN_DOLLARS');
+  if (ADDRESS_SOURCE.test(text)) task.insert('BODY_ADDRESS_SOURCE');
+  if (GENERIC_SALUTATION.test(text)) task.insert('BODY_GENERIC_SALUTATION');
   let phrases = 0;
   for (const re of SALES_PHRASES) if (re.test(text)) phrases++;
   if (phrases >= PITCH_FROM) {
@@ -100,11 +128,30 @@ export function checkBodyText(task: Task): void {
   let themes = 0;
   for (const re of ADVANCE_FEE_THEMES) if (re.test(text)) themes++;
   if (themes >= ADVANCE_FEE_MIN) task.insert('BODY_ADVANCE_FEE', 1, String(themes));
+  let stock = 0;
+  for (const re of STOCK_TOUT_THEMES) if (re.test(text)) stock++;
+  if (stock >= STOCK_TOUT_MIN) task.insert('BODY_STOCK_TOUT', 1, String(stock));
+  if (EXCLAIM_RUN.test(text)) task.insert('BODY_EXCLAIM');
   // Counted by deleting the rest: one string, not an array of every letter.
   const letters = text.replace(/\P{L}+/gu, '').length;
   if (letters >= SHOUT_MIN_LETTERS) {
     const upper = text.replace(/\P{Lu}+/gu, '').length;
     if (upper / letters > SHOUT_SHARE) task.insert('BODY_SHOUTING', 1, `${Math.round((100 * upper) / letters)}%`);
+  }
+}
+
+export function checkDateNoZone(task: Task): void {
+  const raw = task.message.headers.first('date')?.value;
+  if (raw !== undefined && DATE_WITHOUT_ZONE.test(raw.trim())) task.insert('DATE_NO_TZ');
+}
+
+/**
+ * HTML part that is a fragment without an <html> element. Mail clients and newsletter tools
+ * write whole documents; bulk-sending scripts often paste a fragment into the body.
+ */
+export function checkHtmlFragment(task: Task): void {
+  if (task.message.textParts.some((p) => p.kind === 'html' && p.html !== undefined && !p.empty && !p.html.tags.has('html'))) {
+    task.insert('HTML_NO_ROOT');
   }
 }
 
@@ -123,7 +170,26 @@ export function checkHtmlOnlyNoMua(task: Task): void {
   const parts = task.message.textParts;
   if (parts.length === 0 || parts.some((p) => p.kind !== 'html')) return;
   const h = task.message.headers;
-  if (!h.has('x-mailer') && !h.has('user-agent')) task.insert('HTML_ONLY_NO_MUA');
+  if (h.has('x-mailer') || h.has('user-agent')) return;
+  // Outlook-style priority headers without X-MimeOLE are MISSING_MIMEOLE's sign of the same
+  // missing client.
+  if (h.has('x-msmail-priority') && !h.has('x-mimeole')) return;
+  task.insert('HTML_ONLY_NO_MUA');
+}
+
+/**
+ * X-Priority without any mail client named. Outlook and Outlook Express write X-Priority next to
+ * X-Mailer; bulk-sending tools copy the priority header and leave the client out.
+ */
+export function checkPriorityNoMua(task: Task): void {
+  const h = task.message.headers;
+  if (!h.has('x-priority') || h.has('x-mailer') || h.has('user-agent')) return;
+  // The same missing client is already counted by MISSING_MIMEOLE (X-MSMail-Priority without
+  // X-MimeOLE) or HTML_ONLY_NO_MUA; one imitation is one sign.
+  if (h.has('x-msmail-priority') && !h.has('x-mimeole')) return;
+  const parts = task.message.textParts;
+  if (parts.length > 0 && parts.every((p) => p.kind === 'html')) return;
+  task.insert('XPRIO_NO_MUA');
 }
 
 export function checkReceivedHelo(task: Task): void {

@@ -8,6 +8,9 @@ import {
   checkRatwareMsgid,
   checkReceivedHelo,
   checkHtmlOnlyNoMua,
+  checkPriorityNoMua,
+  checkDateNoZone,
+  checkHtmlFragment,
   checkSubject,
   makeDateAfterReceived,
   makeReplytoFreemail,
@@ -24,9 +27,12 @@ export const contentHeuristicsModule = defineModule<ContentHeuristicsConfig>({
       ['MSGID_RATWARE_ZERO', ['MSGID_RATWARE_ZERO'], checkRatwareMsgid],
       ['DATE_AFTER_RECEIVED', ['DATE_AFTER_RECEIVED'], makeDateAfterReceived(ctx.config)],
       ['REPLYTO_AT_FREEMAIL', ['REPLYTO_AT_FREEMAIL'], makeReplytoFreemail(ctx.config)],
-      ['CONTENT_BODY_TEXT', ['BODY_CONSENT_CLAIM', 'BODY_OPT_OUT', 'BODY_TOLL_FREE', 'BODY_REMOVE_LIST', 'BODY_SPAM_DISCLAIMER', 'BODY_EARN_DOLLARS', 'BODY_SALES_PITCH', 'BODY_ADVANCE_FEE', 'BODY_SHOUTING'], checkBodyText],
+      ['CONTENT_BODY_TEXT', ['BODY_CONSENT_CLAIM', 'BODY_OPT_OUT', 'BODY_TOLL_FREE', 'BODY_REMOVE_LIST', 'BODY_SPAM_DISCLAIMER', 'BODY_EARN_DOLLARS', 'BODY_ADDRESS_SOURCE', 'BODY_GENERIC_SALUTATION', 'BODY_SALES_PITCH', 'BODY_ADVANCE_FEE', 'BODY_STOCK_TOUT', 'BODY_EXCLAIM', 'BODY_SHOUTING'], checkBodyText],
       ['CONTENT_SUBJECT', ['SUBJ_MONEY', 'SUBJ_ADV_LABEL'], checkSubject],
       ['HTML_ONLY_NO_MUA', ['HTML_ONLY_NO_MUA'], checkHtmlOnlyNoMua],
+      ['XPRIO_NO_MUA', ['XPRIO_NO_MUA'], checkPriorityNoMua],
+      ['DATE_NO_TZ', ['DATE_NO_TZ'], checkDateNoZone],
+      ['HTML_NO_ROOT', ['HTML_NO_ROOT'], checkHtmlFragment],
       ['RCVD_HELO_BARE', ['RCVD_HELO_BARE'], checkReceivedHelo],
     ];
     for (const [name, inserts, check] of rules) {

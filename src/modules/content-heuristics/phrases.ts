@@ -77,4 +77,25 @@ export const ADVANCE_FEE_THEMES: readonly RegExp[] = [
   /\b(?:crude oil|contract (?:sum|payment)|over-?invoic)/i,
   /\b(?:reply|respond|contact me) (?:urgently|immediately)|\burgent (?:reply|response)\b/i,
   /\b(?:security|finance|diplomatic) (?:company|firm|courier)\b/i,
+  /\b(?:in|to|visit) your country\b/i,
+  /\bmodalit(?:y|ies)\b/i,
+  /\bthe total sum\b/i,
+  /\bforeigner\b/i,
+  /\b(?:disburs|remitt)/i,
+  // An "ATTN:" line opening the letter, where a business letter would name a person.
+  /^\s*ATTN\b/m,
+];
+
+/**
+ * Themes of stock touting ("pump and dump" newsletters). One regexp per theme; a real investor
+ * newsletter uses one or two of them, a tout stacks them.
+ */
+export const STOCK_TOUT_THEMES: readonly RegExp[] = [
+  /\bstock symbol\b|\bsymbol:\s*[A-Z]{3,5}\b/i,
+  /\bstrong buy\b/i,
+  /\b(?:otc ?bb|pink sheets)\b/i,
+  /\bforward[- ]looking statements?\b/i,
+  /\bshare prices?\b/i,
+  /\bfor immediate release\b/i,
+  /\b(?:target|projected) price\b/i,
 ];

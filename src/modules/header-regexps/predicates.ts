@@ -40,5 +40,12 @@ export const recipientsSorted: Pred = (task) => {
   return true;
 };
 
+/** Characters of a text part that body regexps read: the signs they look for sit near the top. */
+const BODY_TEXT_LIMIT = 100_000;
+
+/** Some text part's decoded, rendered text matches (Rspamd `/re/{sa_body}`). */
+export const bodyText = (re: RegExp): Pred => (task) =>
+  task.message.textParts.some((p) => re.test(p.text.length > BODY_TEXT_LIMIT ? p.text.slice(0, BODY_TEXT_LIMIT) : p.text));
+
 /** The whole of some text part is one long token: a tracker string to skew statistics. */
 export const trackerOnlyPart = (re: RegExp): Pred => (task) => task.message.textParts.some((p) => re.test(p.utf8));

@@ -1,6 +1,6 @@
 // Rspamd 3.4's header regexp rules (rules/regexp/headers.lua), each a predicate over the message.
 // The regexps keep Rspamd's meaning; they are written here for JavaScript's engine.
-import { all, any, exists, hasHtmlPart, hdr, htmlTag, not, onlyHtml, rawHdr, recipientsSorted, trackerOnlyPart, type Pred } from './predicates.js';
+import { all, any, bodyText, exists, hasHtmlPart, hdr, htmlTag, not, onlyHtml, rawHdr, recipientsSorted, trackerOnlyPart, type Pred } from './predicates.js';
 
 /** 8-bit or control bytes: a value with them needs MIME encoding, one without does not. */
 const NEEDS_MIME = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]/;
@@ -147,6 +147,8 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   FORGED_GENERIC_RECEIVED4: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from localhost by \S+;\s+${DATE_TAIL}[\s\r\n]*$`)),
   FORGED_GENERIC_RECEIVED5: rawHdr('Received', new RegExp(String.raw`\s*from \[(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})\].*\n(.+\n)*\s*from \1 by \S+;\s+${DATE_TAIL}$`)),
   INVALID_POSTFIX_RECEIVED: rawHdr('Received', / \(Postfix\) with ESMTP id [A-Z\d]+([\s\r\n]+for <\S+?>)?;[\s\r\n]*[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d\d\d\d \d\d:\d\d:\d\d [+-]\d\d\d\d$/),
+  // Rspamd rules/regexp/misc.lua: the sender introduces itself by name or title.
+  INTRODUCTION: bodyText(/\b(?:my name is\b|(?:i am|this is)\s+(?:mr|mrs|ms|miss|master|sir|prof(?:essor)?|d(?:octo)?r|rev(?:erend)?)(?:\.|\b))/i),
   X_PHP_EVAL: rawHdr('X-PHP-Originating-Script', / : eval\(\)'d code$/),
   GOOGLE_FORWARDING_MID_MISSING: rawHdr('Message-ID', /SMTPIN_ADDED_MISSING@mx\.google\.com>$/),
   GOOGLE_FORWARDING_MID_BROKEN: rawHdr('Message-ID', /SMTPIN_ADDED_BROKEN@mx\.google\.com>$/),

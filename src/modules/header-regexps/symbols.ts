@@ -25,6 +25,7 @@ export const HEADER_REGEXP_SYMBOLS: Record<string, SymbolDef> = {
   R_SAJDING: h(8.0, 'Subject seems to be spam'),
   FORGED_OUTLOOK_HTML: h(5.0, 'Forged outlook HTML signature'),
   SORTED_RECIPS: h(3.5, 'Recipients list seems to be sorted'),
+  INTRODUCTION: { score: 2.0, group: 'scams', description: 'Sender introduces themselves' },
   TRACKER_ID: h(3.84, 'Spam string at the end of message to make statistics fault'),
   FORGED_MUA_OUTLOOK: mua(3.0, 'Forged outlook MUA'),
   FORGED_OUTLOOK_TAGS: h(2.1, "Message pretends to be send from Outlook but has 'strange' tags"),

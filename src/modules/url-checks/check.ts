@@ -41,3 +41,19 @@ export function checkIpfs(task: Task): void {
   const hits = task.message.urls.filter(isIpfsGateway).map((u) => u.host);
   if (hits.length) task.insert('HAS_IPFS_GATEWAY_URL', 1, [...new Set(hits)]);
 }
+
+/**
+ * Links whose host hides what it is (the message layer's `obscured` flag: a numeric host in
+ * decimal, hex or short form, an empty user part or a doubled @, undecodable bytes) or carries
+ * zero-width characters (`zw_spaces`). Rspamd reports each host once, by its normalised name.
+ */
+export function checkSuspiciousUrl(task: Task): void {
+  const obscured = new Set<string>();
+  const zeroWidth = new Set<string>();
+  for (const u of task.message.urls) {
+    if (u.flags.has('obscured')) obscured.add(u.host);
+    if (u.flags.has('zw_spaces')) zeroWidth.add(u.host);
+  }
+  if (obscured.size) task.insert('R_SUSPICIOUS_URL', 1, [...obscured]);
+  if (zeroWidth.size) task.insert('ZERO_WIDTH_SPACE_URL', 1, [...zeroWidth]);
+}

@@ -1,9 +1,9 @@
 import { defineModule } from '../../plugin-api/index.js';
 import { UrlChecksConfig } from './config.js';
 import { URL_CHECKS_SYMBOLS } from './symbols.js';
-import { checkIpfs, checkOmograph } from './check.js';
+import { checkIpfs, checkOmograph, checkSuspiciousUrl } from './check.js';
 
-/** URL rules of plugins.md §d.6 that need no network: homograph hosts, IPFS gateways. */
+/** URL rules of plugins.md §d.6 that need no network: homograph hosts, IPFS gateways, obscured hosts. */
 export const urlChecksModule = defineModule<UrlChecksConfig>({
   name: 'url_checks',
   config: UrlChecksConfig,
@@ -14,5 +14,8 @@ export const urlChecksModule = defineModule<UrlChecksConfig>({
       ctx.symbol({ name: 'OMOGRAPH_URL', stage: 'filters', deps: [{ name: 'PHISHING_CHECK', weak: true }], inserts: ['OMOGRAPH_URL'], check: checkOmograph });
     }
     if (ctx.config.ipfs) ctx.symbol({ name: 'HAS_IPFS_GATEWAY_URL', stage: 'filters', inserts: ['HAS_IPFS_GATEWAY_URL'], check: checkIpfs });
+    if (ctx.config.suspicious) {
+      ctx.symbol({ name: 'R_SUSPICIOUS_URL', stage: 'filters', inserts: ['R_SUSPICIOUS_URL', 'ZERO_WIDTH_SPACE_URL'], check: checkSuspiciousUrl });
+    }
   },
 });
