@@ -1,6 +1,7 @@
 // Charset conversion of body and header bytes to UTF-8. Native Buffer decoding covers the
-// common charsets; iconv-lite covers the rest. A charset we cannot name falls back to UTF-8
-// when the bytes are valid UTF-8, else latin1, and says so.
+// common charsets; iconv-lite covers most of the rest, and the WHATWG decoders of Node's ICU the
+// few it lacks (ISO-2022-JP, common in Japanese mail). A charset we cannot name falls back to
+// UTF-8 when the bytes are valid UTF-8, else latin1, and says so.
 import { isUtf8 } from 'node:buffer';
 import iconv from 'iconv-lite';
 
@@ -31,6 +32,23 @@ export function normaliseCharset(label: string | undefined): string {
   return label.trim().replace(/^["']|["']$/g, '').toLowerCase();
 }
 
+/** WHATWG decoders by label, made on first use; null where the label is unknown or useless. */
+const whatwgDecoders = new Map<string, TextDecoder | null>();
+
+function whatwgDecoder(name: string): TextDecoder | null {
+  let d = whatwgDecoders.get(name);
+  if (d !== undefined) return d;
+  try {
+    d = new TextDecoder(name, { fatal: true });
+    // The "replacement" encoding (ISO-2022-KR, HZ) decodes everything to U+FFFD.
+    if (d.encoding === 'replacement') d = null;
+  } catch {
+    d = null;
+  }
+  whatwgDecoders.set(name, d);
+  return d;
+}
+
 function hasHighBytes(buf: Buffer): boolean {
   for (let i = 0; i < buf.length; i++) if (buf[i]! > 0x7f) return true;
   return false;
@@ -40,7 +58,7 @@ function hasHighBytes(buf: Buffer): boolean {
 export function isKnownCharset(charset: string): boolean {
   const cs = normaliseCharset(charset);
   if (UTF8_NAMES.has(cs) || ASCII_NAMES.has(cs) || LATIN1_NAMES.has(cs)) return true;
-  return iconv.encodingExists(ALIASES[cs] ?? cs);
+  return iconv.encodingExists(ALIASES[cs] ?? cs) || whatwgDecoder(cs) !== null;
 }
 
 /** Decode `buf` declared as `charset` to a JS string. Never throws. */
@@ -64,6 +82,14 @@ export function decodeCharset(buf: Buffer, charset: string | undefined): Decoded
       return { text: iconv.decode(buf, name), bad: false };
     } catch {
       // iconv-lite throws only on codec construction bugs; fall through to the unknown path.
+    }
+  }
+  const whatwg = whatwgDecoder(name);
+  if (whatwg) {
+    try {
+      return { text: whatwg.decode(buf), bad: false };
+    } catch {
+      // Bytes invalid in the declared charset: fall through and say so.
     }
   }
   if (isUtf8(buf)) return { text: buf.toString('utf8'), bad: true };

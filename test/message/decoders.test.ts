@@ -72,3 +72,14 @@ test('HTML rendering: hidden elements, block breaks, entities, unbalanced markup
   assert.equal(broken.facts.unbalanced, true);
   assert.deepEqual(broken.facts.links, [{ href: 'http://x.example', text: 'link' }]);
 });
+
+test('ISO-2022-JP (which iconv-lite lacks) in encoded words and bodies', () => {
+  // 未承諾広告 ("unsolicited advertisement") in JIS X 0208 between the ESC $ B / ESC ( B shifts.
+  const jis = Buffer.from('\x1b$BL$>5Bz9-9p\x1b(B', 'latin1');
+  assert.deepEqual(decodeCharset(jis, 'ISO-2022-JP'), { text: '未承諾広告', bad: false });
+  const m = parseMessage(Buffer.from(`Subject: =?ISO-2022-JP?B?${jis.toString('base64')}?= sale\r\nContent-Type: text/plain; charset=iso-2022-jp\r\n\r\n${jis.toString('latin1')}\r\n`, 'latin1'));
+  assert.equal(m.subject, '未承諾広告 sale');
+  assert.equal(m.textParts[0]?.text.trim(), '未承諾広告');
+  // A label no decoder knows still falls back and says so.
+  assert.equal(decodeCharset(Buffer.from('abc'), 'x-no-such-charset').bad, true);
+});

@@ -24,8 +24,8 @@ const SUBJECT_DOLLARS = /\$\d/;
  * The labels laws require on unsolicited advertising subjects: `ADV:` (US states), 未承諾広告
  * (Japan) and (광고) (Korea). Two byte forms are matched as well, because the header decoder
  * leaves them as they are: Korean senders often put raw EUC-KR bytes in Subject without MIME
- * encoding (read as Latin-1, 광고 shows as `±¤°í`), and ISO-2022-JP is not decoded (未承諾広告 stays
- * as its JIS X 0208 bytes after the ESC $ B shift).
+ * encoding (read as Latin-1, 광고 shows as `±¤°í`), and a raw ISO-2022-JP Subject without MIME
+ * encoding stays as its JIS X 0208 bytes after the ESC $ B shift (encoded words are decoded).
  */
 const SUBJECT_ADV = /^\s*ADV\s*[:-]|未承諾広告|\x1b\$BL\$>5Bz9-9p|[([]\s*(?:광고|\u00b1\u00a4\u00b0\u00ed)\s*[)\]]/i;
 /** Date with a time and nothing after it: no zone, which RFC 5322 requires. */
