@@ -3,6 +3,7 @@
 // few it lacks (ISO-2022-JP, common in Japanese mail). A charset we cannot name falls back to
 // UTF-8 when the bytes are valid UTF-8, else latin1, and says so.
 import { isUtf8 } from 'node:buffer';
+import { TextDecoder } from 'node:util';
 import iconv from 'iconv-lite';
 
 export interface DecodedText {
