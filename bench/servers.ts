@@ -4,12 +4,14 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
+import dgram from 'node:dgram';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ScanClient } from '../src/client/index.js';
+import { encodeQuery } from '../src/plugin-api/net/dns-wire.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 
 const execFileP = promisify(execFile);
@@ -61,6 +63,56 @@ async function waitForPing(scan: string, child: ChildProcess | undefined, log: (
   }
 }
 
+interface DnsStub { address: string; close(): Promise<void> }
+
+/** Resolves once something answers a DNS query on `port` (the stub has bound its socket). */
+async function waitForDns(port: number, child: ChildProcess): Promise<void> {
+  const query = encodeQuery(1, 'ready.test', 'A');
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`DNS stub exited with code ${child.exitCode}`);
+    const answered = await new Promise<boolean>((resolve) => {
+      const sock = dgram.createSocket('udp4');
+      const done = (ok: boolean): void => { clearTimeout(t); sock.close(); resolve(ok); };
+      const t = setTimeout(() => done(false), 200);
+      sock.on('message', () => done(true));
+      sock.on('error', () => done(false));
+      sock.send(query, port, '127.0.0.1');
+    });
+    if (answered) return;
+    if (Date.now() > deadline) throw new Error(`DNS stub did not answer on port ${port}`);
+  }
+}
+
+/**
+ * The reference Rspamd's own DNS stub (dnsstub.py: NXDOMAIN for every name, no SOA), in its own
+ * process on a free port: both filters meet the same answers, and the stub's CPU is neither
+ * the server's nor the benchmark client's. Falls back to the in-process test server when the
+ * reference tools are not installed.
+ */
+async function startNxdomainStub(): Promise<DnsStub> {
+  const script = join(REFERENCE_RSPAMD_DIR, 'dnsstub.py');
+  if (!existsSync(script)) {
+    const dns = await startDnsServer({ zone: {} });
+    return { address: dns.address, close: () => dns.close() };
+  }
+  const port = await freePort();
+  const child = spawn('python3', [script, '--addr', '127.0.0.1', '--port', String(port)], { stdio: 'ignore' });
+  const close = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await waitForDns(port, child);
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { address: `127.0.0.1:${port}`, close };
+}
+
 /** The part of mailsift.yaml the benchmark rewrites; everything else is kept as shipped. */
 interface BenchConf {
   workers?: { normal?: Record<string, unknown>; controller?: Record<string, unknown>; [k: string]: unknown };
@@ -93,7 +145,7 @@ export async function startMailsift(repoRoot: string, workers: number): Promise<
   };
   // Like the reference Rspamd, every DNS query is answered NXDOMAIN at once by a loopback stub,
   // so DNS-based rules fail fast the same way for both filters (and nothing leaves the machine).
-  const dns = await startDnsServer({ zone: {} });
+  const dns = await startNxdomainStub();
   conf.dns = { ...((conf.dns as Record<string, unknown> | undefined) ?? {}), nameserver: [dns.address] };
   await writeFile(mainFile, stringifyYaml(conf));
   let output = '';

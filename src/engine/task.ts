@@ -195,7 +195,13 @@ export class ScanTask implements Task {
 
   /** Abort network work of this task (deadline passed or the task ended). */
   abort(reason: string): void {
-    this.#abort?.abort(new Error(reason));
+    if (!this.#abort || this.#abort.signal.aborted) return;
+    // Every task ends this way; the reason's stack would only ever point here.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    const err = new Error(reason);
+    Error.stackTraceLimit = limit;
+    this.#abort.abort(err);
   }
 
   get skipped(): boolean {

@@ -2,7 +2,7 @@
 // common charsets; iconv-lite covers most of the rest, and the WHATWG decoders of Node's ICU the
 // few it lacks (ISO-2022-JP, common in Japanese mail). A charset we cannot name falls back to
 // UTF-8 when the bytes are valid UTF-8, else latin1, and says so.
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { TextDecoder } from 'node:util';
 import iconv from 'iconv-lite';
 
@@ -51,8 +51,7 @@ function whatwgDecoder(name: string): TextDecoder | null {
 }
 
 function hasHighBytes(buf: Buffer): boolean {
-  for (let i = 0; i < buf.length; i++) if (buf[i]! > 0x7f) return true;
-  return false;
+  return !isAscii(buf);
 }
 
 /** true when `charset` is something we can convert from. */
@@ -72,7 +71,8 @@ export function decodeCharset(buf: Buffer, charset: string | undefined): Decoded
   }
   if (LATIN1_NAMES.has(cs)) {
     // Mail clients label windows-1252 text as iso-8859-1; 0x80-0x9f are its printable extras.
-    return { text: iconv.decode(buf, 'windows-1252'), bad: false };
+    // ASCII (most such parts) reads the same in both, natively.
+    return { text: hasHighBytes(buf) ? iconv.decode(buf, 'windows-1252') : buf.toString('latin1'), bad: false };
   }
   const name = ALIASES[cs] ?? cs;
   if (iconv.encodingExists(name)) {

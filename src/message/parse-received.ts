@@ -5,6 +5,7 @@
 import ipaddr from 'ipaddr.js';
 import type { ReceivedHop } from './types.js';
 import { mayBeIp } from './ip.js';
+import { memoize } from './memo.js';
 
 /** Characters of a Received value read; real ones are far shorter, this bounds the tokeniser. */
 const MAX_RECEIVED_CHARS = 4096;
@@ -17,6 +18,13 @@ interface Token {
 const KEYWORDS = new Set(['from', 'by', 'via', 'with', 'id', 'for']);
 // Postfix and sendmail write `unknown` when the sender has no reverse DNS name.
 const UNKNOWN_HOSTS = new Set(['unknown', '']);
+
+/** `(` or a code point of the regexp class `\s` (the test this replaces ran once per character). */
+function endsWord(c: number): boolean {
+  if (c === 0x28 || c === 0x20 || (c >= 0x09 && c <= 0x0d)) return true;
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
 
 function tokenise(s: string): Token[] {
   const out: Token[] = [];
@@ -37,7 +45,7 @@ function tokenise(s: string): Token[] {
     } else {
       let j = i;
       // A word runs to the next blank or comment; brackets keep IPv6 literals whole.
-      while (j < s.length && !/[\s(]/.test(s[j]!)) {
+      while (j < s.length && !endsWord(s.charCodeAt(j))) {
         if (s[j] === '[') {
           const close = s.indexOf(']', j);
           j = close < 0 ? s.length : close + 1;
@@ -50,8 +58,13 @@ function tokenise(s: string): Token[] {
   return out;
 }
 
-/** Normalised IP from `text` (brackets, `IPv6:` prefix, port suffix tolerated), or undefined. */
-export function normaliseIp(text: string): string | undefined {
+/**
+ * Normalised IP from `text` (brackets, `IPv6:` prefix, port suffix tolerated), or undefined.
+ * Memoized: the same relays' addresses fill the Received headers of message after message.
+ */
+export const normaliseIp = memoize(normaliseIpUncached);
+
+function normaliseIpUncached(text: string): string | undefined {
   let t = text.trim();
   if (t.startsWith('[')) t = t.slice(1, t.indexOf(']') < 0 ? t.length : t.indexOf(']'));
   if (/^ipv6:/i.test(t)) t = t.slice(5);

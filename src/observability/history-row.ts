@@ -19,28 +19,37 @@ function headerBlock(msg: Buffer): string {
   return slice.toString('latin1', 0, end < 0 ? slice.length : end);
 }
 
-/** Unfolded header values by lower-case name. */
+/**
+ * Unfolded header values by lower-case name. Only wanted headers are unfolded: the long folded
+ * Received chains are skipped line by line without building their values.
+ */
 function headerValues(block: string, wanted: ReadonlySet<string>): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  const lines = block.split(/\r?\n/);
+  let keep = false;
   let name = '';
   let value = '';
-  const flush = () => {
-    if (name && wanted.has(name)) {
-      const list = out.get(name) ?? [];
-      list.push(value.trim());
-      out.set(name, list);
-    }
+  const flush = (): void => {
+    if (!keep) return;
+    const list = out.get(name);
+    if (list) list.push(value.trim());
+    else out.set(name, [value.trim()]);
   };
-  for (const line of lines) {
-    if (/^[ \t]/.test(line) && name) {
-      value += ' ' + line.trim();
+  let start = 0;
+  while (start <= block.length) {
+    let end = block.indexOf('\n', start);
+    if (end < 0) end = block.length;
+    const line = block.slice(start, end > start && block.charCodeAt(end - 1) === 13 && end < block.length ? end - 1 : end);
+    start = end + 1;
+    const first = line.charCodeAt(0);
+    if ((first === 32 || first === 9) && name) {
+      if (keep) value += ' ' + line.trim();
       continue;
     }
     flush();
     const colon = line.indexOf(':');
     name = colon > 0 ? line.slice(0, colon).trim().toLowerCase() : '';
-    value = colon > 0 ? line.slice(colon + 1) : '';
+    keep = name !== '' && wanted.has(name);
+    value = keep ? line.slice(colon + 1) : '';
   }
   flush();
   return out;
@@ -76,13 +85,12 @@ export function buildHistoryRow(result: ScanResult, meta: ScanMeta, message: Buf
   const rawSubject = hv.get('subject')?.[0];
   const symbols: Record<string, Record<string, unknown>> = {};
   for (const s of result.symbols) {
-    symbols[s.name] = {
-      ...(legacyLayout ? {} : { name: s.name }),
-      score: s.score,
-      metric_score: s.metricScore,
-      ...(s.description ? { description: s.description } : {}),
-      ...(s.options?.length ? { options: s.options } : {}),
-    };
+    const entry: Record<string, unknown> = legacyLayout ? {} : { name: s.name };
+    entry.score = s.score;
+    entry.metric_score = s.metricScore;
+    if (s.description) entry.description = s.description;
+    if (s.options?.length) entry.options = s.options;
+    symbols[s.name] = entry;
   }
   const row: HistoryRow = {
     unix_time: Math.floor(startedAt / 1000),

@@ -1,5 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import type { AddressInfo } from 'node:net';
+import { decodeMessage, encodeMessage, RCODE } from '../../src/plugin-api/net/dns-wire.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import type { DnsTestServer } from '../helpers/dns-server.js';
 import { DnsResolver } from '../../src/plugin-api/net/index.js';
@@ -67,12 +70,64 @@ test('resolver: cache honours TTL, negative answers cached, in-flight merged', a
   assert.equal(r.sent, 4, 'NXDOMAIN cached for the SOA minimum');
 });
 
+test('resolver: names with non-ASCII characters get their answer, not the time-out', async () => {
+  // Like real servers (and Rspamd's benchmark stub), this one echoes the question's bytes as
+  // they came: NXDOMAIN for every name.
+  const srv = dgram.createSocket('udp4');
+  srv.on('message', (q, peer) => {
+    const r = Buffer.from(q);
+    r[2] = 0x80 | (q[2]! & 0x79);
+    r[3] = 0x80 | RCODE.NXDOMAIN;
+    r.writeUInt16BE(0, 10);
+    let off = 12;
+    while (off < q.length && q[off] !== 0) off += q[off]! + 1;
+    srv.send(r.subarray(0, off + 5), peer.port, peer.address);
+  });
+  await new Promise<void>((res) => srv.bind(0, '127.0.0.1', () => res()));
+  try {
+    const r = new DnsResolver({ servers: [`127.0.0.1:${(srv.address() as AddressInfo).port}`], timeout: 0.3, retransmits: 1 });
+    const t0 = Date.now();
+    await assert.rejects(r.lookup('\u00a9xxxmatch.net.example.org', 'A'), { code: 'NXDOMAIN' });
+    await assert.rejects(r.lookup('caf\u00e9.\u00c9COLE.example.org', 'A'), { code: 'NXDOMAIN' });
+    assert.ok(Date.now() - t0 < 300, `answered at once, took ${Date.now() - t0} ms`);
+  } finally {
+    srv.close();
+  }
+});
+
 test('resolver: withheld answer times out after the retries', async () => {
   const r = new DnsResolver({ servers: [dns.address], timeout: 0.2, retransmits: 1 });
   const t0 = Date.now();
   await assert.rejects(r.lookup('slow.example.org', 'A'), { code: 'TIMEOUT' });
   const took = Date.now() - t0;
   assert.ok(took >= 350 && took < 1500, `two tries of 200 ms, took ${took}`);
+});
+
+test('resolver: UDP queries share a few long-lived sockets; replies that do not match are ignored', async () => {
+  // A server that records each query's source port, answers every name NXDOMAIN, and first
+  // sends a reply with the wrong id and one with the wrong question (both must be ignored).
+  const ports = new Set<number>();
+  const srv = dgram.createSocket('udp4');
+  srv.on('message', (q, peer) => {
+    ports.add(peer.port);
+    const reply = (buf: Buffer): void => { srv.send(buf, peer.port, peer.address); };
+    const qm = decodeMessage(q);
+    const base = { id: qm.id, response: true, opcode: 0, authoritative: false, truncated: false, recursionDesired: true, rcode: RCODE.NXDOMAIN, answers: [], authorities: [] };
+    reply(encodeMessage({ ...base, id: (qm.id + 1) & 0xffff, questions: qm.questions }));
+    reply(encodeMessage({ ...base, questions: [{ ...qm.questions[0]!, name: 'other.example' }] }));
+    reply(encodeMessage({ ...base, questions: qm.questions }));
+  });
+  await new Promise<void>((res) => srv.bind(0, '127.0.0.1', () => res()));
+  try {
+    const r = new DnsResolver({ servers: [`127.0.0.1:${(srv.address() as AddressInfo).port}`], timeout: 1, retransmits: 0 });
+    const names = Array.from({ length: 60 }, (_, i) => `n${i}.example.net`);
+    const results = await Promise.allSettled(names.map((n) => r.lookup(n, 'A')));
+    for (const res of results) assert.equal(res.status === 'rejected' && (res.reason as { code?: string }).code, 'NXDOMAIN');
+    assert.equal(r.sent, 60);
+    assert.ok(ports.size <= 4, `60 queries from ${ports.size} source ports`);
+  } finally {
+    srv.close();
+  }
 });
 
 test('task.dns: callback and awaited forms, Rspamd error text', async () => {
@@ -174,6 +229,35 @@ test('task.dns: per-task lookup cap, forced lookups not counted', async () => {
   try {
     await engine.scan(MSG, meta());
     assert.deepEqual(seen, ['ok', 'ok', 'LIMIT', 'forced-ok']);
+  } finally {
+    await net.close();
+  }
+});
+
+test('task.dns: answers from the cache match fresh ones and still count against the cap', async () => {
+  const rounds: Array<Array<string | DnsRecordValue[]>> = [];
+  const { engine, net } = await netEngine([
+    {
+      name: 'REPEAT',
+      flags: ['coro'],
+      async check(task) {
+        const out: Array<string | DnsRecordValue[]> = [];
+        for (const name of ['example.org', 'cached-nx.example.org', 'example.org', 'h1.wild.example.org']) {
+          const r = await task.dns.a(name);
+          out.push(r.ok ? r.results : `${r.code}: ${r.error}`);
+        }
+        rounds.push(out);
+      },
+    },
+  ], dns.address, { dns: { maxRequests: 3 } });
+  try {
+    const before = net.resolver.sent;
+    await engine.scan(MSG, meta());
+    await engine.scan(MSG, meta());
+    // The second scan is served from the cache; the cap of 3 stops the fourth lookup both times.
+    assert.equal(net.resolver.sent - before, 2, 'example.org and the NXDOMAIN name asked once');
+    const expected = [['192.0.2.1'], 'NXDOMAIN: no records with this name', ['192.0.2.1'], 'LIMIT: too many DNS requests for this task'];
+    assert.deepEqual(rounds, [expected, expected]);
   } finally {
     await net.close();
   }

@@ -5,8 +5,9 @@ import { getDomain } from 'tldts';
 import type { MapHandle, Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import type { CompiledRule } from './compile.js';
-import { hashKey } from './hash.js';
+import { hashKey, type HashName } from './hash.js';
 import { mayBeIp } from '../../message/ip.js';
+import { memoize } from '../../message/memo.js';
 
 function isIpHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '');
@@ -33,10 +34,13 @@ export interface RuleMaps {
 /** Element → labels another list whitelisted it for. */
 export type Whitelisted = ReadonlyMap<string, ReadonlySet<string>>;
 
-const orgDomain = (d: string): string => getDomain(d, { allowPrivateDomains: true }) ?? d;
+// Memoized: every rule of every message asks again for the same relays and domains.
+const orgDomain = memoize((d: string): string => getDomain(d, { allowPrivateDomains: true }) ?? d);
 
 /** `d.c.b.a` for IPv4, reversed nibbles for IPv6; undefined for text that is not an address. */
-export function reverseIp(ip: string): string | undefined {
+export const reverseIp = memoize(reverseIpUncached);
+
+function reverseIpUncached(ip: string): string | undefined {
   if (!mayBeIp(ip) || !ipaddr.isValid(ip)) return undefined;
   let addr = ipaddr.parse(ip);
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
@@ -45,16 +49,32 @@ export function reverseIp(ip: string): string | undefined {
   return hex.split('').reverse().join('.');
 }
 
-function ipVersion(ip: string): 4 | 6 | undefined {
+const ipVersion = memoize(ipVersionUncached);
+
+function ipVersionUncached(ip: string): 4 | 6 | undefined {
   if (!mayBeIp(ip) || !ipaddr.isValid(ip)) return undefined;
   const a = ipaddr.parse(ip);
   return a.kind() === 'ipv4' || (a as ipaddr.IPv6).isIPv4MappedAddress() ? 4 : 6;
 }
 
+/** hashKey by `hash\0format\0len\0data`, memoized: the same addresses recur in message after message. */
+const cachedHashKey = memoize((spec: string): string => {
+  const [hash, format, len, ...data] = spec.split('\0');
+  return hashKey(data.join('\0'), hash as HashName, format as 'hex' | 'base32' | 'base64', len === '' ? undefined : Number(len));
+});
+
 /** Rspamd refuses names with empty labels, labels over 63 bytes or starting/ending with `-`. */
 function validName(n: string): boolean {
-  if (n.length > 253 || n.includes('..')) return false;
-  return n.split('.').every((l) => l.length > 0 && l.length <= 63 && !l.startsWith('-') && !l.endsWith('-'));
+  if (n.length > 253) return false;
+  // One pass over the labels, without splitting (this runs for every candidate of every rule).
+  let start = 0;
+  for (;;) {
+    const dot = n.indexOf('.', start);
+    const end = dot < 0 ? n.length : dot;
+    if (end === start || end - start > 63 || n.charCodeAt(start) === 45 || n.charCodeAt(end - 1) === 45) return false;
+    if (dot < 0) return true;
+    start = dot + 1;
+  }
 }
 
 /** Rspamd's alias removal: `user+tag` → `user`; Gmail ignores dots and has one domain. */
@@ -96,7 +116,7 @@ export class RequestCollector {
     }
     const resolveIp = this.rule.resolveIp && !isIp;
     const r = this.rule;
-    const name = resolveIp ? key : `${r.hash ? hashKey(key, r.hash, r.hashFormat, r.hashLen) : key}.${r.zone}`;
+    const name = resolveIp ? key : `${r.hash ? cachedHashKey(`${r.hash}\0${r.hashFormat}\0${r.hashLen ?? ''}\0${key}`) : key}.${r.zone}`;
     if (!validName(name)) return;
     this.requests.set(key, { name, orig: elem, labels: new Set([label]), forced, resolveIp });
   }

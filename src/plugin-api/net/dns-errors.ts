@@ -43,6 +43,11 @@ const NODE_CODE: Record<DnsErrorCode, string> = {
   BADNAME: 'EBADNAME',
 };
 
+/** Rspamd's wording of a failure (what DnsError.text gives, without making an error). */
+export function dnsErrorText(code: DnsErrorCode): string {
+  return RSPAMD_TEXT[code];
+}
+
 export class DnsError extends Error {
   readonly code: DnsErrorCode;
   constructor(code: DnsErrorCode, readonly qname: string, readonly qtype: string) {

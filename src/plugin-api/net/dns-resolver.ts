@@ -1,6 +1,12 @@
 // The shared DNS resolver of one worker: queries the configured servers over UDP, falls back to
 // TCP when a reply is truncated, retries across servers, caches answers (and "no such name" /
 // "no data") for as long as their TTL says, and merges identical lookups in flight.
+//
+// UDP goes through a few long-lived sockets per server (Rspamd's io channels) rather than one
+// socket per query: opening, binding and closing a socket cost more than the query itself at
+// the dozens of DNS-list lookups a message makes. Replies are matched by server address, query
+// id and question, and each socket is replaced after a bounded number of queries so its source
+// port does not stay guessable for long.
 
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -31,6 +37,10 @@ const MAX_CACHE_TTL = 86_400;
 const DEFAULT_NEGATIVE_TTL = 60;
 /** Largest TCP reply accepted: DNS messages are capped at 64 KiB by their length prefix. */
 const MAX_TCP_REPLY = 65_537;
+/** UDP sockets kept per server; queries rotate over them (Rspamd's dns_io_per_server is 16). */
+const SOCKETS_PER_SERVER = 4;
+/** Queries a UDP socket carries before it is replaced by one on a fresh source port. */
+const QUERIES_PER_SOCKET = 2048;
 
 export interface DnsAnswer {
   records: RecordData[];
@@ -40,7 +50,119 @@ export interface DnsAnswer {
 
 interface CacheEntry { expires: number; answer?: DnsAnswer; error?: DnsErrorCode }
 
-interface Server { host: string; port: number; family: 4 | 6 }
+interface Server { host: string; port: number; family: 4 | 6; channels: UdpChannel[]; nextChannel: number }
+
+interface PendingUdp {
+  qname: string;
+  type: RecordType;
+  timer: NodeJS.Timeout;
+  resolve: (m: DnsMessage) => void;
+  reject: (e: Error) => void;
+}
+
+function transportError(code: DnsErrorCode): Error {
+  return Object.assign(new Error(code), { dnsCode: code });
+}
+
+/** One long-lived UDP socket to one server, with the queries waiting on it by id. */
+class UdpChannel {
+  readonly #sock: dgram.Socket;
+  readonly #server: Server;
+  readonly #pending = new Map<number, PendingUdp>();
+  /** Queries made before the socket is connected, sent once it is. */
+  #queued: Buffer[] | undefined = [];
+  #uses = 0;
+  #closed = false;
+
+  constructor(server: Server) {
+    this.#server = server;
+    const sock = dgram.createSocket(server.family === 6 ? 'udp6' : 'udp4');
+    // A worker's idle resolver must not keep its process alive.
+    sock.unref();
+    sock.on('error', () => this.#fail('NETWORK'));
+    sock.on('message', (buf, rinfo) => this.#onMessage(buf, rinfo));
+    // Connected: each send skips the address lookup, and the kernel drops datagrams from
+    // anyone but the server.
+    sock.connect(server.port, server.host, () => {
+      const queued = this.#queued ?? [];
+      this.#queued = undefined;
+      for (const q of queued) this.#sock.send(q);
+    });
+    this.#sock = sock;
+  }
+
+  /** Still taking new queries: open, and not yet at its query budget. */
+  get usable(): boolean {
+    return !this.#closed && this.#uses < QUERIES_PER_SOCKET;
+  }
+
+  query(qname: string, type: RecordType, timeoutMs: number): Promise<DnsMessage> {
+    this.#uses++;
+    let id = randomInt(0, 65536);
+    while (this.#pending.has(id)) id = (id + 1) & 0xffff;
+    const query = encodeQuery(id, qname, type, EDNS_UDP_SIZE);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => this.#settle(id, undefined, 'TIMEOUT'), timeoutMs);
+      this.#pending.set(id, { qname, type, timer, resolve, reject });
+      // Without a callback a failed send surfaces as the socket's 'error' (#fail).
+      if (this.#queued) this.#queued.push(query);
+      else this.#sock.send(query);
+    });
+  }
+
+  #onMessage(buf: Buffer, rinfo: dgram.RemoteInfo): void {
+    // Only the server we asked, with an id we are waiting for and its question, may answer
+    // (spoofing defence); anything else is dropped and the query keeps waiting.
+    if (rinfo.address !== this.#server.host || rinfo.port !== this.#server.port) return;
+    if (buf.length < 2) return;
+    const p = this.#pending.get(buf.readUInt16BE(0));
+    if (!p) return;
+    let m: DnsMessage;
+    try { m = decodeMessage(buf); } catch { return; }
+    if (!m.response || !sameQuestion(m, p.qname, p.type)) return;
+    this.#settle(m.id, m);
+  }
+
+  #settle(id: number, m: DnsMessage | undefined, code?: DnsErrorCode): void {
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    clearTimeout(p.timer);
+    if (m) p.resolve(m);
+    else p.reject(transportError(code!));
+    this.#closeIfSpent();
+  }
+
+  /** A socket error fails every query on it; the socket is dropped and a new one made later. */
+  #fail(code: DnsErrorCode): void {
+    this.#closed = true;
+    for (const id of [...this.#pending.keys()]) this.#settle(id, undefined, code);
+    this.#closeIfSpent();
+  }
+
+  #closeIfSpent(): void {
+    if (this.usable || this.#pending.size > 0) return;
+    this.#closed = true;
+    try { this.#sock.close(); } catch { /* already closed */ }
+  }
+}
+
+function normaliseName(name: string): string {
+  return name.endsWith('.') ? name.slice(0, -1).toLowerCase() : name.toLowerCase();
+}
+
+/** 1–253 characters in labels of 1–63. */
+function validQname(qname: string): boolean {
+  if (qname.length === 0 || qname.length > 253) return false;
+  let start = 0;
+  for (;;) {
+    const dot = qname.indexOf('.', start);
+    const end = dot < 0 ? qname.length : dot;
+    if (end === start || end - start > 63) return false;
+    if (dot < 0) return true;
+    start = dot + 1;
+  }
+}
 
 function parseServer(s: string): Server {
   let host = s, port = 53;
@@ -49,7 +171,7 @@ function parseServer(s: string): Server {
   else if (s.split(':').length === 2) { const [h, p] = s.split(':'); host = h!; port = Number(p); }
   if (!net.isIP(host)) throw new Error(`DNS server must be an IP address: ${s}`);
   if (!(port > 0 && port < 65536)) throw new Error(`bad DNS server port: ${s}`);
-  return { host, port, family: net.isIPv6(host) ? 6 : 4 };
+  return { host, port, family: net.isIPv6(host) ? 6 : 4, channels: [], nextChannel: 0 };
 }
 
 export class DnsResolver {
@@ -75,12 +197,22 @@ export class DnsResolver {
     this.#cache.clear();
   }
 
+  /**
+   * The cached outcome of a lookup, without starting one: an answer, the code of a cached
+   * negative answer, or undefined when the cache cannot answer (also for invalid names, which
+   * `lookup` rejects). Most DNS-list lookups of a message repeat names seen moments before, and
+   * answering those synchronously spares the promise chain of a real lookup.
+   */
+  cached(name: string, type: RecordType): DnsAnswer | DnsErrorCode | undefined {
+    const hit = this.#cache.get(`${type}\0${normaliseName(name)}`);
+    if (!hit || hit.expires <= Date.now()) return undefined;
+    return hit.answer ?? hit.error;
+  }
+
   /** Records of `type` for `name`; rejects with a DnsError. `signal` abandons only this caller's wait. */
   lookup(name: string, type: RecordType, signal?: AbortSignal): Promise<DnsAnswer> {
-    const qname = name.endsWith('.') ? name.slice(0, -1).toLowerCase() : name.toLowerCase();
-    if (qname.length === 0 || qname.length > 253 || qname.split('.').some((l) => l.length === 0 || l.length > 63)) {
-      return Promise.reject(new DnsError('BADNAME', name, type));
-    }
+    const qname = normaliseName(name);
+    if (!validQname(qname)) return Promise.reject(new DnsError('BADNAME', name, type));
     const key = `${type}\0${qname}`;
     const hit = this.#cache.get(key);
     if (hit) {
@@ -148,31 +280,11 @@ export class DnsResolver {
   }
 
   #udp(server: Server, qname: string, type: RecordType): Promise<DnsMessage> {
-    const id = randomInt(0, 65536);
-    const query = encodeQuery(id, qname, type, EDNS_UDP_SIZE);
     this.sent++;
-    return new Promise((resolve, reject) => {
-      const sock = dgram.createSocket(server.family === 6 ? 'udp6' : 'udp4');
-      const timer = setTimeout(() => finish(undefined, 'TIMEOUT'), this.#opts.timeout * 1000);
-      const finish = (m: DnsMessage | undefined, code?: DnsErrorCode): void => {
-        clearTimeout(timer);
-        sock.removeAllListeners('message');
-        sock.on('error', () => {});
-        try { sock.close(); } catch { /* already closed */ }
-        if (m) resolve(m);
-        else reject(Object.assign(new Error(code), { dnsCode: code }));
-      };
-      sock.on('error', () => finish(undefined, 'NETWORK'));
-      sock.on('message', (buf, rinfo) => {
-        // Only the server we asked, with our id and question, may answer (spoofing defence).
-        if (rinfo.address !== server.host || rinfo.port !== server.port) return;
-        let m: DnsMessage;
-        try { m = decodeMessage(buf); } catch { return; }
-        if (!m.response || m.id !== id || !sameQuestion(m, qname, type)) return;
-        finish(m);
-      });
-      sock.send(query, server.port, server.host, (err) => { if (err) finish(undefined, 'NETWORK'); });
-    });
+    const i = server.nextChannel++ % SOCKETS_PER_SERVER;
+    let ch = server.channels[i];
+    if (!ch || !ch.usable) server.channels[i] = ch = new UdpChannel(server);
+    return ch.query(qname, type, this.#opts.timeout * 1000);
   }
 
   #tcp(server: Server, qname: string, type: RecordType): Promise<DnsMessage> {
@@ -219,7 +331,16 @@ export class DnsResolver {
   }
 }
 
+/**
+ * Whether a reply answers our question. Names go out as UTF-8 but the wire reader gives each
+ * byte as one latin1 character, so a name with non-ASCII characters is compared in that form
+ * (comparing the UTF-8 text never matched: such lookups waited for every time-out instead).
+ */
 function sameQuestion(m: DnsMessage, qname: string, type: string): boolean {
   const q = m.questions[0];
-  return q !== undefined && q.name.toLowerCase() === qname && q.type === type;
+  if (q === undefined || q.type !== type) return false;
+  const wire = ASCII.test(qname) ? qname : Buffer.from(qname, 'utf8').toString('latin1');
+  return q.name.toLowerCase() === wire.toLowerCase();
 }
+
+const ASCII = /^[\x00-\x7f]*$/;

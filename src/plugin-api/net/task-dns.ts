@@ -1,7 +1,7 @@
 // DNS lookups of one task on the worker's shared resolver: callback and awaited forms, the
 // per-task lookup cap, the task deadline, and a node:dns-shaped adapter for libraries.
 
-import { DnsError, isDnsError } from './dns-errors.js';
+import { DnsError, dnsErrorText, isDnsError } from './dns-errors.js';
 import type { DnsErrorCode } from './dns-errors.js';
 import { RECORD_TYPES } from './dns-wire.js';
 import type { MxData, RecordData, RecordType, SoaData, SrvData } from './dns-wire.js';
@@ -91,11 +91,31 @@ export class TaskDnsImpl implements TaskDns {
     }
   }
 
+  /**
+   * The awaited form answered from the resolver's cache: the same result a lookup would give,
+   * counted against the cap the same way, without its promise chain and pending event (the
+   * symbol awaits the result, so nothing is left pending). Undefined when a lookup is needed.
+   */
+  #fromCache(name: string, type: RecordType, forced: boolean): DnsResult | undefined {
+    if (this.scope.ended || this.scope.signal.aborted) return undefined;
+    if (!forced && this.#count >= this.scope.dnsMaxRequests) return undefined;
+    const hit = this.scope.resolver.cached(name, type);
+    if (hit === undefined) return undefined;
+    if (!forced) this.#count++;
+    if (typeof hit === 'string') return failure(hit, dnsErrorText(hit));
+    return { ok: true, is_ok: true, results: hit.records.map((r) => toValue(type, r)), ttl: hit.ttl };
+  }
+
   request(req: DnsRequest & { callback: NonNullable<DnsRequest['callback']> }): boolean;
   request(req: DnsRequest & { callback?: undefined }): Promise<DnsResult>;
   request(req: DnsRequest): boolean | Promise<DnsResult> {
     const type = recordType(req.type);
     const cb = req.callback;
+    if (cb === undefined) {
+      this.scope.requireCoro('dns');
+      const hit = this.#fromCache(req.name, type, req.forced === true);
+      if (hit) return Promise.resolve(hit);
+    }
     return dispatch(this.scope, 'dns', cb, () => this.#result(req.name, type, req.forced === true), (r) => {
       if (r.ok) cb!(undefined, r.results, req.name, undefined);
       else cb!(r.error, undefined, req.name, r.code);
