@@ -149,7 +149,10 @@ export async function startMailsift(repoRoot: string, workers: number): Promise<
   conf.dns = { ...((conf.dns as Record<string, unknown> | undefined) ?? {}), nameserver: [dns.address] };
   await writeFile(mainFile, stringifyYaml(conf));
   let output = '';
-  const child = spawn(process.execPath, [...mailsiftCommand(repoRoot), 'serve', '-c', confDir], {
+  // BENCH_NODE_ARGS: extra node flags for the server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+  // to profile it; cluster workers inherit them), which NODE_OPTIONS does not allow for all flags.
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, ...mailsiftCommand(repoRoot), 'serve', '-c', confDir], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_ENV: 'production' },

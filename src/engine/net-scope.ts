@@ -5,10 +5,12 @@
 // Attribution: the scheduler sets `task.runningItem` while a callback runs synchronously, and
 // an event's completion callback runs with its symbol set again, so callback-style chains stay
 // attributed without any async machinery. Callbacks that may await (async functions, `coro`
-// symbols) also run inside an AsyncLocalStorage scope so calls made after an `await` still know
-// their symbol — and a non-`coro` symbol awaiting a call gets an error naming it.
+// symbols) get a view of the task whose network API carries their symbol explicitly
+// (`ScanTask.forItem`, scoped by `forItem` here), so calls made after an `await` still know
+// their symbol — and a non-`coro` symbol awaiting a call gets an error naming it. This replaced
+// an AsyncLocalStorage scope: once one is entered, Node's promise hooks run for every promise
+// of the process, which cost several per cent of a worker's CPU.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { NetEvent, NetScope } from '../plugin-api/net/index.js';
 import { NetError } from '../plugin-api/net/index.js';
 import type { DnsResolver, RedisPool } from '../plugin-api/net/index.js';
@@ -16,11 +18,9 @@ import type { Logger } from '../plugin-api/index.js';
 import type { ItemInfo } from './registry.js';
 import type { ScanTask } from './task.js';
 
-export const runningItem = new AsyncLocalStorage<ItemInfo>();
-
 const AsyncFunction = (async () => {}).constructor;
 
-/** Whether the item's callback should run with async attribution. */
+/** Whether the item's callback needs a task view that attributes its calls after an await. */
 export function needsAsyncScope(item: ItemInfo): boolean {
   return item.flags.has('coro') || item.check.constructor === AsyncFunction;
 }
@@ -49,12 +49,16 @@ export class TaskNetScope implements NetScope {
     return this.#task.deadlineAt - performance.now();
   }
 
-  #item(): ItemInfo | undefined {
-    return this.#task.runningItem ?? runningItem.getStore();
+  /** The same scope with every call attributed to `item` (the view an awaiting symbol gets). */
+  forItem(item: ItemInfo): NetScope {
+    return new ItemNetScope(this, item);
   }
 
-  begin(_kind: string): NetEvent {
-    const item = this.#item();
+  begin(kind: string): NetEvent {
+    return this.beginFor(this.#task.runningItem, kind);
+  }
+
+  beginFor(item: ItemInfo | undefined, _kind: string): NetEvent {
     // Calls from outside any symbol (e.g. a plugin's own timer) are not attributed.
     if (!item) return DETACHED;
     let p = this.#pending.get(item.id);
@@ -91,7 +95,10 @@ export class TaskNetScope implements NetScope {
   }
 
   requireCoro(call: string): void {
-    const item = this.#item();
+    this.requireCoroFor(this.#task.runningItem, call);
+  }
+
+  requireCoroFor(item: ItemInfo | undefined, call: string): void {
     if (!item) {
       throw new NetError('NET_CORO_REQUIRED', `awaited ${call} call outside a symbol callback: pass a callback or call it from a symbol registered with the 'coro' flag`);
     }
@@ -104,4 +111,19 @@ export class TaskNetScope implements NetScope {
   drained(itemId: number): Promise<void> | undefined {
     return this.#pending.get(itemId)?.promise;
   }
+}
+
+/** TaskNetScope with a fixed symbol: what the calls of one awaiting callback go through. */
+class ItemNetScope implements NetScope {
+  constructor(private readonly base: TaskNetScope, private readonly item: ItemInfo) {}
+
+  get signal(): AbortSignal { return this.base.signal; }
+  get ended(): boolean { return this.base.ended; }
+  get resolver(): DnsResolver { return this.base.resolver; }
+  get redis(): RedisPool { return this.base.redis; }
+  get dnsMaxRequests(): number { return this.base.dnsMaxRequests; }
+  get log(): Logger { return this.base.log; }
+  remainingMs(): number { return this.base.remainingMs(); }
+  begin(kind: string): NetEvent { return this.base.beginFor(this.item, kind); }
+  requireCoro(call: string): void { this.base.requireCoroFor(this.item, call); }
 }

@@ -16,7 +16,7 @@ import type { Stage } from '../plugin-api/index.js';
 import { evaluateComposites } from './composites.js';
 import type { ItemInfo } from './registry.js';
 import type { ScanTask } from './task.js';
-import { needsAsyncScope, runningItem } from './net-scope.js';
+import { needsAsyncScope } from './net-scope.js';
 
 export async function runScan(task: ScanTask): Promise<void> {
   if (task.requestSkip) return;
@@ -92,7 +92,7 @@ function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
   const prev = task.runningItem;
   task.runningItem = item;
   try {
-    r = needsAsyncScope(item) ? runningItem.run(item, () => item.check(task)) : item.check(task);
+    r = item.check(needsAsyncScope(item) ? task.forItem(item) : task);
   } catch (err) {
     task.core.recordError(item, err);
     task.symbolTimes[item.name] = (performance.now() - t0) / 1000;

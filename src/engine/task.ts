@@ -29,11 +29,13 @@ import { symbolAllowed } from './settings.js';
 import type { CompiledSettings } from './settings.js';
 import { renderSubject, DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
 import { createTaskNet } from '../plugin-api/net/index.js';
-import type { TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp } from '../plugin-api/net/index.js';
+import type { DnsBudget, TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp } from '../plugin-api/net/index.js';
 import { TaskNetScope } from './net-scope.js';
 import type { ItemInfo } from './registry.js';
 
 type AddHeaderValue = string | MilterHeaderEntry;
+
+type AnyFn = (...args: unknown[]) => unknown;
 
 export class ScanTask implements Task {
   readonly meta: ScanMeta;
@@ -85,6 +87,7 @@ export class ScanTask implements Task {
   /** Made on first network call: a task that never touches the network pays nothing. */
   netScope: TaskNetScope | undefined;
   #net: TaskNet | undefined;
+  readonly #dnsBudget: DnsBudget = { used: 0 };
 
   constructor(core: EngineCore, raw: Buffer, meta: ScanMeta, settings: CompiledSettings) {
     this.core = core;
@@ -172,9 +175,47 @@ export class ScanTask implements Task {
   get #taskNet(): TaskNet {
     if (!this.#net) {
       this.netScope = new TaskNetScope(this);
-      this.#net = createTaskNet(this.netScope);
+      this.#net = createTaskNet(this.netScope, this.#dnsBudget);
     }
     return this.#net;
+  }
+
+  /**
+   * The task as one callback that may await sees it: the same task (reads, writes and methods go
+   * to it), except that its network API attributes every call to `item`, even after an await.
+   * Its own TaskNet is made on first network use and shares the task's DNS lookup cap.
+   */
+  forItem(item: ItemInfo): ScanTask {
+    let net: TaskNet | undefined;
+    const itemNet = (): TaskNet => {
+      if (!net) {
+        void this.#taskNet; // makes the task's scope, whose pending counts the view shares
+        net = createTaskNet(this.netScope!.forItem(item), this.#dnsBudget);
+      }
+      return net;
+    };
+    // Methods are bound to the task itself: called on the proxy they would miss its #private fields.
+    const bound = new Map<PropertyKey, { fn: AnyFn; b: AnyFn }>();
+    return new Proxy(this, {
+      get(target, key) {
+        switch (key) {
+          case 'http': return itemNet().http;
+          case 'dns': return itemNet().dns;
+          case 'tcp': return itemNet().tcp;
+          case 'redis': return itemNet().redis;
+        }
+        const v: unknown = Reflect.get(target, key, target);
+        if (typeof v !== 'function') return v;
+        const hit = bound.get(key);
+        if (hit && hit.fn === v) return hit.b;
+        const b = (v as AnyFn).bind(target);
+        bound.set(key, { fn: v as AnyFn, b });
+        return b;
+      },
+      set(target, key, value) {
+        return Reflect.set(target, key, value, target);
+      },
+    });
   }
 
   get http(): TaskHttp {

@@ -123,6 +123,18 @@ test('BODY_SHOUTING: a long text mostly in capitals; a short capital line is not
   assert.ok(!symbol(await scan(mail({ body: `NOTE: ${PLAIN}` })), 'BODY_SHOUTING'));
 });
 
+test('BODY_SHOUTING: the share of capitals counts letters of any script, as the option shows', async () => {
+  // 30 upper-case and 20 lower-case letters a line: 60 %, in ASCII and in accented Latin text.
+  const ascii = `${'ABCDEFGHIJ KLMNOPQRST UVWXYZABCD abcdefghij klmnopqrst. 1234 !!\n'.repeat(5)}`;
+  assert.deepEqual(symbol(await scan(mail({ body: ascii })), 'BODY_SHOUTING')?.options, ['60%']);
+  const accented = `${'ÀÉÎÕÜÇABCD ÑÅØÆEFGHIJ KLMNOPQRST àéîõüçabcd ñåøæefghij. 1234 !!\n'.repeat(5)}`;
+  const r = await scan(mail({ body: accented, type: 'text/plain; charset=utf-8' }));
+  assert.deepEqual(symbol(r, 'BODY_SHOUTING')?.options, ['60%']);
+  // 20 upper-case letters of 50 a line: 40 % is not over the share.
+  const calm = `${'ABCDEFGHIJ KLMNOPQRST abcdefghij klmnopqrst uvwxyzabcd.\n'.repeat(5)}`;
+  assert.ok(!symbol(await scan(mail({ body: calm })), 'BODY_SHOUTING'));
+});
+
 test('subject rules: a dollar amount and the ADV: label', async () => {
   assert.deepEqual(own(await scan(mail({ subject: 'ADV: Cell phone clips $1.95', body: PLAIN }))), ['SUBJ_ADV_LABEL', 'SUBJ_MONEY']);
   assert.deepEqual(own(await scan(mail({ subject: 'Advice on the budget', body: PLAIN }))), []);

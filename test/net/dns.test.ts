@@ -2,11 +2,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
-import { decodeMessage, encodeMessage, RCODE } from '../../src/plugin-api/net/dns-wire.js';
+import { decodeMessage, encodeMessage, encodeQuery, RCODE, type DnsMessage } from '../../src/plugin-api/net/dns-wire.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import type { DnsTestServer } from '../helpers/dns-server.js';
 import { DnsResolver } from '../../src/plugin-api/net/index.js';
-import type { DnsResult, DnsRecordValue } from '../../src/plugin-api/index.js';
+import type { DnsResult, DnsRecordValue, Task } from '../../src/plugin-api/index.js';
 import { netEngine, meta, MSG } from './helpers.js';
 
 let dns: DnsTestServer;
@@ -282,6 +282,48 @@ test('withheld DNS answer: the scan still finishes within its deadline', async (
     assert.ok(took < 700, `scan took ${took} ms with a 400 ms deadline`);
     assert.deepEqual(res.symbols.map((s) => s.name), ['FAST']);
     assert.equal(cbErr, undefined, 'a lookup cut off by the deadline is abandoned, as Rspamd does');
+  } finally {
+    await net.close();
+  }
+});
+
+test('encodeQuery: the same bytes and errors as encodeMessage for one question', () => {
+  const names = ['example.com', 'example.com.', '4.3.2.1.zen.spamhaus.org', 'bücher.example', 'x.日本.jp', '.', 'a',
+    `${'a'.repeat(63)}.b`, `${'a'.repeat(64)}.b`, 'a..b', '.a', Array(60).fill('abcd').join('.'), Array(64).fill('abc').join('.')];
+  const encode = (f: () => Buffer): string => { try { return f().toString('hex'); } catch (e) { return `error: ${(e as Error).message}`; } };
+  let errors = 0;
+  for (const name of names) {
+    for (const type of ['A', 'TXT', 'AAAA', 'mx']) {
+      for (const edns of [undefined, 4096]) {
+        const m: DnsMessage = { id: 4242, response: false, opcode: 0, authoritative: false, truncated: false, recursionDesired: true, rcode: 0, questions: [{ name, type }], answers: [], authorities: [] };
+        const want = encode(() => encodeMessage(m, edns ? { ednsSize: edns } : {}));
+        if (want.startsWith('error')) errors++;
+        assert.equal(encode(() => encodeQuery(4242, name, type, edns)), want, `${name} ${type} ${edns}`);
+      }
+    }
+  }
+  // Bad labels and over-long names are among the cases, so the error paths are compared too.
+  assert.ok(errors >= 4 * 2 * 4);
+});
+
+test('task.dns: a callback-form call made after an await stays attributed to its symbol', async () => {
+  // Two awaiting symbols interleave; each call must still count as pending for its own symbol,
+  // so a symbol depending on A runs only after A's answer arrived.
+  const seen: string[] = [];
+  const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
+  const lookupAfterAwait = (name: string, label: string) => async (task: Task): Promise<void> => {
+    await tick();
+    task.dns.request({ type: 'A', name, callback: (err) => { if (!err) seen.push(label); } });
+  };
+  const { engine, net } = await netEngine([
+    { name: 'A', flags: ['coro'], check: lookupAfterAwait('a1.wild.example.org', 'A answered') },
+    { name: 'B', flags: ['coro'], check: lookupAfterAwait('b1.wild.example.org', 'B answered') },
+    { name: 'AFTER_A', deps: ['A'], check: (task) => { if (seen.includes('A answered')) task.insert('AFTER_A'); } },
+    { name: 'AFTER_B', deps: ['B'], check: (task) => { if (seen.includes('B answered')) task.insert('AFTER_B'); } },
+  ], dns.address, {}, { AFTER_A: { score: 1 }, AFTER_B: { score: 1 } });
+  try {
+    const res = await engine.scan(MSG, meta());
+    assert.deepEqual(res.symbols.map((s) => s.name).sort(), ['AFTER_A', 'AFTER_B']);
   } finally {
     await net.close();
   }

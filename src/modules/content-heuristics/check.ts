@@ -132,12 +132,29 @@ export function checkBodyText(task: Task): void {
   for (const re of STOCK_TOUT_THEMES) if (re.test(text)) stock++;
   if (stock >= STOCK_TOUT_MIN) task.insert('BODY_STOCK_TOUT', 1, String(stock));
   if (EXCLAIM_RUN.test(text)) task.insert('BODY_EXCLAIM');
-  // Counted by deleting the rest: one string, not an array of every letter.
-  const letters = text.replace(/\P{L}+/gu, '').length;
+  const { letters, upper } = letterCounts(text);
   if (letters >= SHOUT_MIN_LETTERS) {
-    const upper = text.replace(/\P{Lu}+/gu, '').length;
     if (upper / letters > SHOUT_SHARE) task.insert('BODY_SHOUTING', 1, `${Math.round((100 * upper) / letters)}%`);
   }
+}
+
+/**
+ * Letters and upper-case letters of a text, in UTF-16 units as the regexps count them. Most
+ * bodies are ASCII, where a letter is [A-Za-z] and one loop counts both; other text is counted
+ * by deleting the rest (one string, not an array of every letter).
+ */
+function letterCounts(text: string): { letters: number; upper: number } {
+  let letters = 0;
+  let upper = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) {
+      const all = text.replace(/\P{L}+/gu, '').length;
+      return { letters: all, upper: all >= SHOUT_MIN_LETTERS ? text.replace(/\P{Lu}+/gu, '').length : 0 };
+    }
+    if (c >= 0x41 && c <= 0x5a) { letters++; upper++; } else if (c >= 0x61 && c <= 0x7a) letters++;
+  }
+  return { letters, upper };
 }
 
 export function checkDateNoZone(task: Task): void {

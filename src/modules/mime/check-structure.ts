@@ -84,6 +84,9 @@ const MIXED_CHARSET_SCAN_CHARS = 65536;
 export function checkMixedCharset(task: Task): void {
   for (const tp of task.message.textParts) {
     const text = tp.text.length > MIXED_CHARSET_SCAN_CHARS ? tp.text.slice(0, MIXED_CHARSET_SCAN_CHARS) : tp.text;
+    // No word can mix scripts in a text without a single confusable letter: one scan instead
+    // of splitting the whole text into words.
+    if (!CONFUSABLE_SCRIPT.test(text)) continue;
     for (const word of text.match(/\p{L}{2,}/gu) ?? []) {
       if (LATIN.test(word) && CONFUSABLE_SCRIPT.test(word)) {
         task.insert('R_MIXED_CHARSET', 1, word);

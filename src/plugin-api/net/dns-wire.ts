@@ -142,9 +142,45 @@ export function encodeMessage(m: DnsMessage, opts: EncodeOptions = {}): Buffer {
   return Buffer.from(out);
 }
 
+/**
+ * A recursive query for one question: the bytes encodeMessage gives for it, written straight into
+ * one buffer (the resolver sends dozens per message; a number array per query cost more than the send).
+ */
 export function encodeQuery(id: number, name: string, type: string, ednsSize?: number): Buffer {
-  const m: DnsMessage = { id, response: false, opcode: 0, authoritative: false, truncated: false, recursionDesired: true, rcode: 0, questions: [{ name, type }], answers: [], authorities: [] };
-  return encodeMessage(m, ednsSize ? { ednsSize } : {});
+  const qtype = typeCode(type);
+  const trimmed = name.endsWith('.') ? name.slice(0, -1) : name;
+  const nameBytes = Buffer.byteLength(trimmed, 'utf8');
+  // Wire form: a length byte before each label (standing in for the dots) and the root's 0.
+  const wireName = trimmed.length > 0 ? nameBytes + 2 : 1;
+  const buf = Buffer.allocUnsafe(12 + wireName + 4 + (ednsSize ? 11 : 0));
+  buf.writeUInt16BE(id & 0xffff, 0);
+  buf.writeUInt16BE(0x0100, 2); // RD
+  buf.writeUInt16BE(1, 4);
+  buf.writeUInt32BE(0, 6);
+  buf.writeUInt16BE(ednsSize ? 1 : 0, 10);
+  let pos = 12;
+  if (trimmed.length > 0) {
+    // UTF-8 never uses 0x2e inside a multi-byte character, so every 0x2e byte is a label dot.
+    buf.write(trimmed, 13, 'utf8');
+    let lenAt = 12;
+    for (let i = 13; i <= 13 + nameBytes; i++) {
+      if (i < 13 + nameBytes && buf[i] !== 0x2e) continue;
+      const len = i - lenAt - 1;
+      if (len === 0 || len > 63) throw new DnsWireError(`bad label in ${name}`);
+      buf[lenAt] = len;
+      lenAt = i;
+    }
+    pos = 13 + nameBytes;
+  }
+  if (wireName > MAX_NAME_BYTES) throw new DnsWireError(`name too long: ${name}`);
+  buf[pos++] = 0;
+  buf.writeUInt16BE(qtype, pos); buf.writeUInt16BE(1, pos + 2); pos += 4;
+  if (ednsSize) {
+    buf[pos] = 0;
+    buf.writeUInt16BE(RECORD_TYPES.OPT, pos + 1); buf.writeUInt16BE(ednsSize & 0xffff, pos + 3);
+    buf.writeUInt32BE(0, pos + 5); buf.writeUInt16BE(0, pos + 9);
+  }
+  return buf;
 }
 
 class Reader {

@@ -8,7 +8,7 @@ import { DnsResolver } from './dns-resolver.js';
 import type { ResolverOptions } from './dns-resolver.js';
 import { RedisPool } from './redis-pool.js';
 import type { NetScope } from './scope.js';
-import { TaskDnsImpl } from './task-dns.js';
+import { TaskDnsImpl, type DnsBudget } from './task-dns.js';
 import { TaskHttpImpl } from './task-http.js';
 import { TaskRedisImpl } from './task-redis.js';
 import { TaskTcpImpl } from './task-tcp.js';
@@ -21,6 +21,7 @@ export type { ResolverOptions, DnsAnswer } from './dns-resolver.js';
 export { RedisPool } from './redis-pool.js';
 export { NetError } from './scope.js';
 export type { NetScope, NetEvent, NetErrorCode } from './scope.js';
+export type { DnsBudget } from './task-dns.js';
 export { DEFAULT_DNS_MAX_REQUESTS } from './task-dns.js';
 
 /** What a worker shares between its tasks. */
@@ -55,10 +56,11 @@ export interface TaskNet {
   readonly redis: TaskRedis;
 }
 
-export function createTaskNet(scope: NetScope): TaskNet {
+/** `budget`: the task's DNS lookup count, shared when one task has several views (one per symbol). */
+export function createTaskNet(scope: NetScope, budget?: DnsBudget): TaskNet {
   return {
     http: new TaskHttpImpl(scope),
-    dns: new TaskDnsImpl(scope),
+    dns: new TaskDnsImpl(scope, budget),
     tcp: new TaskTcpImpl(scope),
     redis: new TaskRedisImpl(scope),
   };

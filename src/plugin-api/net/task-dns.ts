@@ -43,11 +43,15 @@ function failure(code: DnsErrorCode, text: string): DnsResult {
   return { ok: false, is_ok: false, error: text, code };
 }
 
+/** Lookups a task has made, shared by every view of the task's DNS API (the cap is per task). */
+export interface DnsBudget { used: number }
+
 export class TaskDnsImpl implements TaskDns {
-  #count = 0;
+  readonly #budget: DnsBudget;
   readonly nodeResolver: NodeStyleResolver;
 
-  constructor(private readonly scope: NetScope) {
+  constructor(private readonly scope: NetScope, budget: DnsBudget = { used: 0 }) {
+    this.#budget = budget;
     this.nodeResolver = async (name, rrtype) => {
       scope.requireCoro('dns');
       const type = recordType(rrtype);
@@ -65,17 +69,17 @@ export class TaskDnsImpl implements TaskDns {
   }
 
   get count(): number {
-    return this.#count;
+    return this.#budget.used;
   }
 
   #lookup(name: string, type: RecordType, forced: boolean): Promise<{ records: RecordData[]; ttl: number }> {
     if (this.scope.ended || this.scope.signal.aborted) return Promise.reject(new DnsError('CANCELLED', name, type));
     if (!forced) {
-      if (this.#count >= this.scope.dnsMaxRequests) {
+      if (this.#budget.used >= this.scope.dnsMaxRequests) {
         this.scope.log.warn('DNS lookup cap reached for this task', { name, type, cap: this.scope.dnsMaxRequests });
         return Promise.reject(new DnsError('LIMIT', name, type));
       }
-      this.#count++;
+      this.#budget.used++;
     }
     // The resolver retries on its own schedule; the task deadline aborts the signal earlier.
     return this.scope.resolver.lookup(name, type, this.scope.signal);
@@ -98,10 +102,10 @@ export class TaskDnsImpl implements TaskDns {
    */
   #fromCache(name: string, type: RecordType, forced: boolean): DnsResult | undefined {
     if (this.scope.ended || this.scope.signal.aborted) return undefined;
-    if (!forced && this.#count >= this.scope.dnsMaxRequests) return undefined;
+    if (!forced && this.#budget.used >= this.scope.dnsMaxRequests) return undefined;
     const hit = this.scope.resolver.cached(name, type);
     if (hit === undefined) return undefined;
-    if (!forced) this.#count++;
+    if (!forced) this.#budget.used++;
     if (typeof hit === 'string') return failure(hit, dnsErrorText(hit));
     return { ok: true, is_ok: true, results: hit.records.map((r) => toValue(type, r)), ttl: hit.ttl };
   }
