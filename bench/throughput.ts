@@ -2,7 +2,8 @@
 // in the same run) on the corpus's development split over keep-alive HTTP, at several
 // concurrencies. Prints messages/s, p50/p99 latency, server CPU ms per message and peak RSS.
 // Both servers get the same treatment: the same messages, client, concurrency and DNS stub, and
-// the same unmeasured warm-up pass followed by an idle minute (see WARMUP_SETTLE_MS).
+// the same unmeasured warm-up pass, and an idle minute before each measured pass (see
+// WARMUP_SETTLE_MS).
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
@@ -16,9 +17,9 @@ import { startMailsift, startReferenceRspamd, type RunningServer } from './serve
  * Warm-up: before its measured runs, each server scans the same messages once, unmeasured, at
  * concurrency 8 (by default the whole corpus; `--warmup <n>` for fewer, 0 for none), so the
  * measurement is of a long-running server whose JIT (V8's for mailsift, LuaJIT's for Rspamd) has
- * compiled its hot paths, not of its first minute. Then it idles WARMUP_SETTLE_MS before
- * measuring: the stub's NXDOMAIN answers carry no SOA, which mailsift's resolver caches for 60 s,
- * so without the pause the measured pass would replay DNS answers cached by the warm-up (Rspamd
+ * compiled its hot paths, not of its first minute. Then it idles WARMUP_SETTLE_MS before each
+ * measured pass: the stub's NXDOMAIN answers carry no SOA, which mailsift's resolver caches for
+ * 60 s, so without the pause a pass would replay DNS answers cached by the pass before it (Rspamd
  * keeps no DNS cache), and mailsift would be measured doing less DNS work than a fresh pass needs.
  */
 const WARMUP_CONCURRENCY = 8;
@@ -191,11 +192,19 @@ async function measure(server: RunningServer, corpus: CorpusMessage[], levels: n
   const out: LevelResult[] = [];
   if (warmup > 0) {
     const n = Math.min(warmup, corpus.length);
-    log(`${server.name}: warm-up, ${n} messages at concurrency ${WARMUP_CONCURRENCY} (unmeasured), then ${WARMUP_SETTLE_MS / 1000} s idle…`);
+    log(`${server.name}: warm-up, ${n} messages at concurrency ${WARMUP_CONCURRENCY} (unmeasured)…`);
     await scanAll(server.scan, corpus.slice(0, n), wires, WARMUP_CONCURRENCY);
-    await new Promise((r) => setTimeout(r, WARMUP_SETTLE_MS));
   }
+  let scannedBefore = warmup > 0;
   for (const c of levels) {
+    // Every measured pass starts with the DNS answers of the previous pass expired, for the reason
+    // given at WARMUP_SETTLE_MS: otherwise a level would be measured replaying the cached lookups
+    // of the level before it.
+    if (scannedBefore) {
+      log(`${server.name}: ${WARMUP_SETTLE_MS / 1000} s idle (cached DNS answers expire)…`);
+      await new Promise((r) => setTimeout(r, WARMUP_SETTLE_MS));
+    }
+    scannedBefore = true;
     log(`${server.name}: concurrency ${c}, ${corpus.length} messages…`);
     const cpu0 = treeCpuMs(server.pids());
     const own0 = process.cpuUsage();
