@@ -9,7 +9,7 @@ import { DEFAULT_RULES, DEFAULT_URL_WHITELIST } from './defaults.js';
 import { failSymbolDef, RBL_SYMBOLS } from './symbols.js';
 
 export { luaPatternToRegExp } from './compile.js';
-export { hashKey, rspamdBase32 } from './hash.js';
+export { hashKey } from './hash.js';
 export { reverseIp } from './candidates.js';
 
 /**

@@ -69,13 +69,8 @@ async function saveActions(ctx: ControllerContext, req: Request) {
   if (!parsed.ok) return parsed.reply;
   const arr = parsed.value;
   if (!Array.isArray(arr) || arr.length !== SAVEACTIONS_ORDER.length) return controllerError(400, 'Cannot parse input');
-  let doc: DynamicConfDoc;
-  try {
-    doc = await readDynamicConf(ctx.stores.kv);
-  } catch (err) {
-    ctx.log.error('cannot read the dynamic configuration', { error: (err as Error).message });
-    return controllerError(500, 'Save error');
-  }
+  const doc = await readForSave(ctx);
+  if (!doc) return controllerError(500, 'Save error');
   SAVEACTIONS_ORDER.forEach((name, i) => {
     const raw: unknown = arr[i];
     let value: number | null;
@@ -90,18 +85,23 @@ async function saveActions(ctx: ControllerContext, req: Request) {
   return (await persist(ctx, doc)) ? successReply() : controllerError(500, 'Save error');
 }
 
+/** The saved runtime configuration, or undefined (logged) when the store cannot be read. */
+async function readForSave(ctx: ControllerContext): Promise<DynamicConfDoc | undefined> {
+  try {
+    return await readDynamicConf(ctx.stores.kv);
+  } catch (err) {
+    ctx.log.error('cannot read the dynamic configuration', { error: (err as Error).message });
+    return undefined;
+  }
+}
+
 async function saveSymbols(ctx: ControllerContext, req: Request) {
   const parsed = parseJsonBody(req);
   if (!parsed.ok) return parsed.reply;
   const arr = parsed.value;
   if (!Array.isArray(arr) || arr.some((e) => typeof e !== 'object' || e === null || Array.isArray(e))) return controllerError(400, 'Cannot parse input');
-  let doc: DynamicConfDoc;
-  try {
-    doc = await readDynamicConf(ctx.stores.kv);
-  } catch (err) {
-    ctx.log.error('cannot read the dynamic configuration', { error: (err as Error).message });
-    return controllerError(500, 'Save error');
-  }
+  const doc = await readForSave(ctx);
+  if (!doc) return controllerError(500, 'Save error');
   const current = new Map(ctx.engine.symbols().map((s) => [s.name, s.score]));
   let changes = 0;
   for (const el of arr as Array<Record<string, unknown>>) {
