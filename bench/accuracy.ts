@@ -84,9 +84,10 @@ async function main(): Promise<void> {
     .option('--verbose', 'with --rules-only: per-symbol hit rates on ham and spam')
     .option('--dump-json <file>', 'write each scan\'s symbols, score and Bayes probability to this file (input for analysis and score tuning)')
     .option('--recorded-envelope', 'with --rules-only: pass the envelope the corpus MTA recorded (sender IP, HELO, Return-Path) instead of none')
+    .option('--seed <n>', 'shuffle seed of the fold split (default: the fixed one, so runs compare)', (v) => Number.parseInt(v, 10))
     .option('--guarded', 'learn as /learnspam does without Learn-Type: bulk: skip messages already classified with 95 % confidence')
     .parse();
-  const opts = program.opts<{ conf: string; limit?: number; window?: number; guarded?: boolean; rulesOnly?: boolean; verbose?: boolean; recordedEnvelope?: boolean; dumpJson?: string }>();
+  const opts = program.opts<{ conf: string; limit?: number; window?: number; guarded?: boolean; rulesOnly?: boolean; verbose?: boolean; recordedEnvelope?: boolean; dumpJson?: string; seed?: number }>();
   const cfg = await loadConfig(opts.conf);
   const addHeader = cfg.engine.actions['add header']?.threshold ?? cfg.engine.actions['add_header']?.threshold ?? 6;
   if (opts.rulesOnly) {
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
   }
   const rawBayes = { ...(cfg.engine.modules['bayes'] ?? {}), ...(opts.window ? { window: opts.window } : {}) };
   const classifier = new BayesClassifier(bayesConfig(rawBayes));
-  const corpus = shuffled(await loadCorpus(repoRoot(), opts.limit), SHUFFLE_SEED);
+  const corpus = shuffled(await loadCorpus(repoRoot(), opts.limit), opts.seed ?? SHUFFLE_SEED);
   const parsed = corpus.map((m) => parseMessage(m.bytes));
   const fold = corpus.map((_, i) => i % FOLDS);
   const modules = [...builtinModules.filter((m) => m.name !== 'bayes'), bayesModule];

@@ -49,7 +49,8 @@ export class BayesClassifier {
   constructor(config: BayesConfig) {
     this.config = config;
     const sc = config.score_scaling;
-    this.scaling = typeof sc === 'string' ? { spam: sc, ham: sc, fullOdds: config.full_score_odds } : { ...sc, fullOdds: config.full_score_odds };
+    const common = { fullOdds: config.full_score_odds, power: config.score_power };
+    this.scaling = typeof sc === 'string' ? { spam: sc, ham: sc, ...common } : { ...sc, ...common };
     this.params = {
       minLearns: config.min_learns,
       minTokenHits: config.min_token_hits,

@@ -126,7 +126,7 @@ export interface BayesVerdict {
   option: string;
 }
 
-/** `rspamd`: Rspamd's ((q − 0.5)·2)^8. `log_odds`: log10(q / (1 − q)) / fullOdds, capped at 1. */
+/** `rspamd`: Rspamd's ((q − 0.5)·2)^power (Rspamd's power is 8). `log_odds`: log10(q / (1 − q)) / fullOdds, capped at 1. */
 export type ScalingMode = 'log_odds' | 'rspamd';
 
 /**
@@ -143,14 +143,23 @@ export type ScalingMode = 'log_odds' | 'rspamd';
  * for log-odds on both; ROC-AUC of the whole score 0.99951 against 0.99940 and 0.99951; spam
  * recall 484 of 500 against 486 and 486. The differences are a message or two: the choice
  * rests on the asymmetry of the errors more than on the bench.
+ *
+ * The power is 16 rather than Rspamd's 8: a spam verdict earns most of its score only from about
+ * 99 % (0.72 of it at 99 %, 0.19 at 95 %). The verdicts between 75 % and 98 % that power 8 still
+ * counted fell mostly on commercial newsletters of hard-ham, which the rules already push up.
+ * On the accuracy bench, over four fold splits (seeds default, 1, 2, 3): false positives 2, 2,
+ * 2, 2 of 2750 with power 16 against 2, 3, 3, 4 with power 8; spam recall 483, 484, 480, 481 of
+ * 500 against 484, 485, 481, 482.
  */
 export interface ScoreScaling {
   spam: ScalingMode;
   ham: ScalingMode;
   fullOdds: number;
+  /** Exponent of the `rspamd` mode. */
+  power: number;
 }
 
-export const DEFAULT_SCORE_SCALING: ScoreScaling = { spam: 'rspamd', ham: 'log_odds', fullOdds: 3 };
+export const DEFAULT_SCORE_SCALING: ScoreScaling = { spam: 'rspamd', ham: 'log_odds', fullOdds: 3, power: 16 };
 
 /** Which statfile symbol a probability earns, if any (§4.1 step 7), and its weight. */
 export function verdictOf(prob: number, scaling: ScoreScaling = DEFAULT_SCORE_SCALING): BayesVerdict | undefined {
@@ -158,6 +167,6 @@ export function verdictOf(prob: number, scaling: ScoreScaling = DEFAULT_SCORE_SC
   const spam = prob > 0.5;
   const q = spam ? prob : 1 - prob;
   const mode = spam ? scaling.spam : scaling.ham;
-  const weight = mode === 'rspamd' ? ((q - 0.5) * 2) ** 8 : Math.min(1, Math.log10(q / (1 - q)) / scaling.fullOdds);
+  const weight = mode === 'rspamd' ? ((q - 0.5) * 2) ** scaling.power : Math.min(1, Math.log10(q / (1 - q)) / scaling.fullOdds);
   return { symbol: spam ? 'spam' : 'ham', weight, option: `${((q - 0.5) * 200).toFixed(2)}%` };
 }

@@ -56,13 +56,15 @@ export const BayesConfig = z.strictObject({
   autolearn: z.union([z.boolean(), z.tuple([z.number(), z.number()]), AutolearnObject]).default(false),
   /**
    * How the probability scales BAYES_SPAM / BAYES_HAM (classify.ts ScoreScaling says why):
-   * `rspamd` (((q − 0.5)·2)^8) or `log_odds` (full score from odds of 10^full_score_odds : 1),
-   * one mode for both or `{ spam, ham }`. Rspamd's behaviour is `rspamd` for both.
+   * `rspamd` (((q − 0.5)·2)^score_power) or `log_odds` (full score from odds of 10^full_score_odds : 1),
+   * one mode for both or `{ spam, ham }`. Rspamd's behaviour is `rspamd` for both with power 8.
    */
   score_scaling: z
     .union([ScalingMode, z.strictObject({ spam: ScalingMode.default('rspamd'), ham: ScalingMode.default('log_odds') })])
     .default({ spam: 'rspamd', ham: 'log_odds' }),
   full_score_odds: z.number().positive().default(3),
+  /** Exponent of the `rspamd` scaling; Rspamd's is 8 (classify.ts ScoreScaling says why 16). */
+  score_power: z.number().positive().default(16),
   /** Statfile symbols. */
   spam_symbol: z.string().default('BAYES_SPAM'),
   ham_symbol: z.string().default('BAYES_HAM'),
