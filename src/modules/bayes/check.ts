@@ -16,14 +16,33 @@ export interface BayesTaskState {
 }
 
 /**
+ * How long a "too few learns" answer stands. Until a store has enough learns every scan asked it
+ * for its totals (a query or a Redis round trip per message) only to skip classifying; learns
+ * that cross the minimum, possibly made through another process, are seen within this time.
+ */
+const TOO_FEW_TTL_MS = 1000;
+
+/**
  * Whether the store has too few learns in a class to classify anything (classifyTokens would
  * return undefined whatever the tokens). A store error answers false: the normal path then
- * reports it.
+ * reports it. A "too few" answer is remembered per scope for TOO_FEW_TTL_MS.
  */
-async function tooFewLearns(store: BayesStore, scope: BayesScope, minLearns: number): Promise<boolean> {
+async function tooFewLearns(store: BayesStore, scope: BayesScope, minLearns: number, known: Map<string, number>): Promise<boolean> {
+  const key = `${scope.classifier}\0${scope.user}`;
+  const until = known.get(key);
+  if (until !== undefined) {
+    if (until > Date.now()) return true;
+    known.delete(key);
+  }
   try {
     const t = await store.totals(scope);
-    return t.learnsSpam < minLearns || t.learnsHam < minLearns;
+    const few = t.learnsSpam < minLearns || t.learnsHam < minLearns;
+    if (few) {
+      // Bounded: per-user scopes come and go with recipients.
+      if (known.size >= 10_000) known.clear();
+      known.set(key, Date.now() + TOO_FEW_TTL_MS);
+    }
+    return few;
   } catch {
     return false;
   }
@@ -35,10 +54,11 @@ export function makeClassifyCheck(classifier: BayesClassifier, store: BayesStore
   // learns they could not change the result, so tokenising (most of this check's CPU) waits
   // until there are enough. The bad_unicode flag tokenising sets is still computed.
   const tokensOnlyForClassify = cfg.autolearn === false;
+  const tooFewUntil = new Map<string, number>();
   return async (task: Task): Promise<void> => {
     const msg = task.message;
     const scope = classifier.scope(principalUser(task.meta.deliverTo, task.meta.rcpt, msg));
-    if (tokensOnlyForClassify && (await tooFewLearns(store, scope, classifier.params.minLearns))) {
+    if (tokensOnlyForClassify && (await tooFewLearns(store, scope, classifier.params.minLearns, tooFewUntil))) {
       if (messageHasBadUnicode(msg)) task.setFlag('bad_unicode');
       return;
     }
