@@ -5,6 +5,7 @@ import type { Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import type { ContentHeuristicsConfig } from './config.js';
 import { ADVANCE_FEE_THEMES, FREEMAIL_DOMAINS, SALES_PHRASES, STOCK_TOUT_THEMES } from './phrases.js';
+import { gate, gatedTest } from './gate.js';
 
 /** A run of blanks inside the raw Subject (folding excluded: its newline breaks the run). */
 const PADDED_SUBJECT = /\S[ \t]{5,}\S/;
@@ -108,28 +109,37 @@ export function makeReplytoFreemail(cfg: ContentHeuristicsConfig): (task: Task) 
   };
 }
 
+/** The single-symbol body rules, each with its literal gate. */
+const BODY_RULES = ([
+  ['BODY_CONSENT_CLAIM', CONSENT],
+  ['BODY_OPT_OUT', OPT_OUT],
+  ['BODY_TOLL_FREE', TOLL_FREE],
+  ['BODY_REMOVE_LIST', REMOVE_LIST],
+  ['BODY_SPAM_DISCLAIMER', SPAM_DISCLAIMER],
+  ['BODY_EARN_DOLLARS', EARN_DOLLARS],
+  ['BODY_ADDRESS_SOURCE', ADDRESS_SOURCE],
+  ['BODY_GENERIC_SALUTATION', GENERIC_SALUTATION],
+] as const).map(([name, re]) => ({ name, g: gate(re) }));
+const SALES_GATED = SALES_PHRASES.map(gate);
+const ADVANCE_FEE_GATED = ADVANCE_FEE_THEMES.map(gate);
+const STOCK_TOUT_GATED = STOCK_TOUT_THEMES.map(gate);
+
 export function checkBodyText(task: Task): void {
   const text = bodyText(task);
   if (!text) return;
-  if (CONSENT.test(text)) task.insert('BODY_CONSENT_CLAIM');
-  if (OPT_OUT.test(text)) task.insert('BODY_OPT_OUT');
-  if (TOLL_FREE.test(text)) task.insert('BODY_TOLL_FREE');
-  if (REMOVE_LIST.test(text)) task.insert('BODY_REMOVE_LIST');
-  if (SPAM_DISCLAIMER.test(text)) task.insert('BODY_SPAM_DISCLAIMER');
-  if (EARN_DOLLARS.test(text)) task.insert('BODY_EARN_DOLLARS');
-  if (ADDRESS_SOURCE.test(text)) task.insert('BODY_ADDRESS_SOURCE');
-  if (GENERIC_SALUTATION.test(text)) task.insert('BODY_GENERIC_SALUTATION');
+  const lower = text.toLowerCase();
+  for (const r of BODY_RULES) if (gatedTest(r.g, text, lower)) task.insert(r.name);
   let phrases = 0;
-  for (const re of SALES_PHRASES) if (re.test(text)) phrases++;
+  for (const g of SALES_GATED) if (gatedTest(g, text, lower)) phrases++;
   if (phrases >= PITCH_FROM) {
     const weight = Math.min(1, (phrases - PITCH_FROM + 1) / (PITCH_FULL - PITCH_FROM + 1));
     task.insert('BODY_SALES_PITCH', weight, String(phrases));
   }
   let themes = 0;
-  for (const re of ADVANCE_FEE_THEMES) if (re.test(text)) themes++;
+  for (const g of ADVANCE_FEE_GATED) if (gatedTest(g, text, lower)) themes++;
   if (themes >= ADVANCE_FEE_MIN) task.insert('BODY_ADVANCE_FEE', 1, String(themes));
   let stock = 0;
-  for (const re of STOCK_TOUT_THEMES) if (re.test(text)) stock++;
+  for (const g of STOCK_TOUT_GATED) if (gatedTest(g, text, lower)) stock++;
   if (stock >= STOCK_TOUT_MIN) task.insert('BODY_STOCK_TOUT', 1, String(stock));
   if (EXCLAIM_RUN.test(text)) task.insert('BODY_EXCLAIM');
   const { letters, upper } = letterCounts(text);
