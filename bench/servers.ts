@@ -3,7 +3,7 @@
 // /work/shared/tools/reference-rspamd (2 workers, DNS stub answering NXDOMAIN).
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -160,6 +160,12 @@ export async function startMailsift(repoRoot: string, workers: number): Promise<
   const keep = (c: Buffer): void => { output = (output + c.toString()).slice(-8000); };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
+  // BENCH_SERVER_OUTPUT: also copy the server's whole output to this file (e.g. with --trace-gc).
+  if (process.env.BENCH_SERVER_OUTPUT) {
+    const out = createWriteStream(process.env.BENCH_SERVER_OUTPUT);
+    child.stdout!.pipe(out);
+    child.stderr!.pipe(out);
+  }
   const scan = `127.0.0.1:${scanPort}`;
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
