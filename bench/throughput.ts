@@ -157,6 +157,8 @@ function actionOf(body: Buffer): string {
 
 async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[], concurrency: number) {
   const latencies: number[] = [];
+  /** [latency ms, corpus index] of each scan, for --slowest. */
+  const timed: Array<[number, number]> = [];
   const actions: Record<string, number> = {};
   let errors = 0;
   let firstError: string | undefined;
@@ -169,7 +171,9 @@ async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[],
         const t0 = performance.now();
         try {
           const body = await conn.request(wires[i]!);
-          latencies.push(performance.now() - t0);
+          const ms = performance.now() - t0;
+          latencies.push(ms);
+          timed.push([ms, i]);
           const action = actionOf(body);
           actions[action] = (actions[action] ?? 0) + 1;
         } catch (e) {
@@ -183,10 +187,10 @@ async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[],
   };
   const started = performance.now();
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { seconds: (performance.now() - started) / 1000, latencies, actions, errors, firstError };
+  return { seconds: (performance.now() - started) / 1000, latencies, timed, actions, errors, firstError };
 }
 
-async function measure(server: RunningServer, corpus: CorpusMessage[], levels: number[], warmup: number, log: (s: string) => void): Promise<ServerSummary> {
+async function measure(server: RunningServer, corpus: CorpusMessage[], levels: number[], warmup: number, log: (s: string) => void, slowest = 0): Promise<ServerSummary> {
   const wires = corpus.map((m) => wireRequest(server.scan, m.bytes));
   const rss = new RssSampler(() => server.pids());
   const out: LevelResult[] = [];
@@ -214,6 +218,9 @@ async function measure(server: RunningServer, corpus: CorpusMessage[], levels: n
     const sorted = run.latencies.sort((a, b) => a - b);
     const done = corpus.length - run.errors;
     if (run.firstError) log(`${server.name}: ${run.errors} failed scans, first: ${run.firstError}`);
+    for (const [ms, i] of run.timed.sort((a, b) => b[0] - a[0]).slice(0, slowest)) {
+      log(`${server.name} c=${c} slow: ${ms.toFixed(1)} ms  ${corpus[i]!.bytes.length} bytes  ${corpus[i]!.name}`);
+    }
     out.push({
       server: server.name,
       concurrency: c,
@@ -262,8 +269,9 @@ async function main(): Promise<void> {
     .option('--limit <n>', 'scan only a proportional sample of this many messages', (v) => Number(v))
     .option('--no-mailsift', 'skip mailsift (measure only Rspamd)')
     .option('--warmup <n>', 'messages each server scans unmeasured first (default: all; 0: no warm-up)', (v) => Number(v))
+    .option('--slowest <n>', 'list the n slowest scans of each measured level', (v) => Number(v), 0)
     .parse();
-  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number }>();
+  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number }>();
   const levels = o.concurrency.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
   const log = (s: string): void => { process.stderr.write(`${s}\n`); };
   const root = repoRoot();
@@ -273,7 +281,7 @@ async function main(): Promise<void> {
   const runOne = async (start: () => Promise<RunningServer>): Promise<void> => {
     const server = await start();
     try {
-      summaries.push(await measure(server, corpus, levels, warmup, log));
+      summaries.push(await measure(server, corpus, levels, warmup, log, o.slowest));
     } finally {
       await server.stop();
     }
