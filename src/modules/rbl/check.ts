@@ -20,24 +20,60 @@ const SILENT = new Set(['CANCELLED', 'LIMIT']);
 
 interface Outcome { answers: string[]; error?: string; code?: string }
 
-type Lookup = (name: string, forced: boolean) => Promise<DnsResult | 'deadline'>;
+const TIMED_OUT: Outcome = { answers: [], error: 'query timed out', code: 'TIMEOUT' };
 
-async function resolveRequest(req: RblRequest, rule: CompiledRule, lookup: Lookup): Promise<Array<{ orig: string; outcome: Outcome }>> {
-  const one = async (name: string): Promise<Outcome> => {
-    const r = await lookup(name, req.forced);
-    if (r === 'deadline') return { answers: [], error: 'query timed out', code: 'TIMEOUT' };
-    if (r.ok) return { answers: r.results.filter((v): v is string => typeof v === 'string') };
-    return { answers: [], error: r.error, code: r.code };
-  };
-  if (!req.resolveIp) return [{ orig: req.orig, outcome: await one(req.name) }];
-  // Two steps (SPAMHAUS_ZEN_URIBL): the name's addresses, then each address in the list.
-  const addrs = await one(req.name);
-  const out: Array<{ orig: string; outcome: Outcome }> = [];
-  await Promise.all(addrs.answers.map(async (ip) => {
-    const rev = ip.split('.').reverse().join('.');
-    out.push({ orig: `${ip}:${req.orig}`, outcome: await one(`${rev}.${rule.zone}`) });
-  }));
-  return out;
+function outcomeOf(r: DnsResult): Outcome {
+  if (r.ok) return { answers: r.results.filter((v): v is string => typeof v === 'string') };
+  return { answers: [], error: r.error, code: r.code };
+}
+
+/**
+ * The lookups of one check, each name once: all are started before any is awaited, and they are
+ * awaited together under one deadline. A message makes dozens of list lookups, most answered from
+ * the resolver's cache, so each costs one promise and a map entry, not a chain of them.
+ */
+class LookupBatch {
+  readonly #task: Task;
+  readonly #outcomes = new Map<string, Outcome>();
+  readonly #started = new Set<string>();
+  readonly #waits: Array<Promise<unknown>> = [];
+
+  constructor(task: Task) {
+    this.#task = task;
+  }
+
+  start(name: string, forced: boolean): void {
+    if (this.#started.has(name)) return;
+    this.#started.add(name);
+    this.#waits.push(this.#task.dns.request({ type: 'A', name, forced }).then((r) => { this.#outcomes.set(name, outcomeOf(r)); }));
+  }
+
+  /** Two steps (SPAMHAUS_ZEN_URIBL): the name's addresses, then each address in the list. */
+  startResolved(req: RblRequest, zone: string, done: (pairs: Array<{ orig: string; name: string }>) => void): void {
+    this.#waits.push(this.#task.dns.request({ type: 'A', name: req.name, forced: req.forced }).then((r) => {
+      const pairs = outcomeOf(r).answers.map((ip) => ({ orig: `${ip}:${req.orig}`, name: `${ip.split('.').reverse().join('.')}.${zone}` }));
+      done(pairs);
+      const before = this.#waits.length;
+      for (const p of pairs) this.start(p.name, req.forced);
+      return Promise.all(this.#waits.slice(before));
+    }));
+  }
+
+  /** Resolves when every lookup has an outcome or the deadline passed, whichever is first. */
+  async settle(timeoutSeconds: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutSeconds * 1000); });
+    try {
+      await Promise.race([Promise.all(this.#waits), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The outcome for `name`; a lookup still unanswered at the deadline timed out. */
+  outcome(name: string): Outcome {
+    return this.#outcomes.get(name) ?? TIMED_OUT;
+  }
 }
 
 function insertOutcome(task: Task, rule: CompiledRule, req: RblRequest, orig: string, o: Outcome, white: WhiteMap, labels: Set<string>): void {
@@ -85,37 +121,35 @@ export function makeRblCheck(rules: readonly PreparedRule[], timeoutSeconds: num
 }
 
 async function runRules(task: Task, rules: readonly PreparedRule[], timeoutSeconds: number, white: WhiteMap, known: WhiteMap): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'deadline'>((resolve) => { timer = setTimeout(resolve, timeoutSeconds * 1000, 'deadline'); });
-  const inflight = new Map<string, Promise<DnsResult | 'deadline'>>();
-  const lookup: Lookup = (name, forced) => {
-    let p = inflight.get(name);
-    if (!p) {
-      p = Promise.race([task.dns.request({ type: 'A', name, forced }), deadline]);
-      inflight.set(name, p);
-    }
-    return p;
-  };
-  try {
-    const started = rules.map(({ rule, maps }) => {
-      const reqs = collectRequests(task, rule, maps, known);
-      const pending = [...(reqs?.values() ?? [])].map(async (req) => ({ req, results: await resolveRequest(req, rule, lookup) }));
-      return { rule, pending };
-    });
-    // Whitelists first: their answers decide which blacklist answers count.
-    for (const { rule, pending } of started.filter((s) => s.rule.isWhitelist)) {
-      for (const { req, results } of await Promise.all(pending)) {
-        for (const r of results) insertOutcome(task, rule, req, r.orig, r.outcome, white, req.labels);
+  const batch = new LookupBatch(task);
+  // Per rule: each request with the (orig, name) pairs its outcomes are read from.
+  const planned = rules.map(({ rule, maps }) => {
+    const reqs: Array<{ req: RblRequest; pairs: Array<{ orig: string; name: string }> }> = [];
+    for (const req of collectRequests(task, rule, maps, known)?.values() ?? []) {
+      const entry = { req, pairs: [] as Array<{ orig: string; name: string }> };
+      if (req.resolveIp) batch.startResolved(req, rule.zone, (pairs) => { entry.pairs = pairs; });
+      else {
+        entry.pairs = [{ orig: req.orig, name: req.name }];
+        batch.start(req.name, req.forced);
       }
+      reqs.push(entry);
     }
-    await Promise.all(started.filter((s) => !s.rule.isWhitelist).map(async ({ rule, pending }) => {
-      for (const { req, results } of await Promise.all(pending)) {
-        const labels = rule.ignoreWhitelist ? req.labels : new Set([...req.labels].filter((l) => !white.get(req.orig)?.has(l)));
-        if (labels.size === 0) continue;
-        for (const r of results) insertOutcome(task, rule, req, r.orig, r.outcome, white, labels);
-      }
-    }));
-  } finally {
-    clearTimeout(timer);
+    return { rule, reqs };
+  });
+  await batch.settle(timeoutSeconds);
+  // Whitelists first: their answers decide which blacklist answers count.
+  for (const { rule, reqs } of planned) {
+    if (!rule.isWhitelist) continue;
+    for (const { req, pairs } of reqs) {
+      for (const p of pairs) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, req.labels);
+    }
+  }
+  for (const { rule, reqs } of planned) {
+    if (rule.isWhitelist) continue;
+    for (const { req, pairs } of reqs) {
+      const labels = rule.ignoreWhitelist ? req.labels : new Set([...req.labels].filter((l) => !white.get(req.orig)?.has(l)));
+      if (labels.size === 0) continue;
+      for (const p of pairs) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, labels);
+    }
   }
 }
