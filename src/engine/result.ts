@@ -28,8 +28,8 @@ export function buildResult(task: ScanTask): ScanResult {
   if (v.subject !== undefined) res.subject = v.subject;
   const milterAttr = task.actions.find((a) => a.name === v.action)?.milter ?? task.core.milterAttrs.get(v.action);
   if (milterAttr) res.reject = milterAttr;
-  if (task.profile) res.profile = Object.assign(task.profile, task.symbolTimes);
-  res.symbolTimes = task.symbolTimes;
+  if (task.profile) res.profile = Object.assign(task.profile, task.allItemTimes());
+  res.symbolTimes = task.itemTimesOf(symbols.map((s) => s.name));
   if (task.requestSkip) return res;
   if (!task.empty) {
     const message = task.message;

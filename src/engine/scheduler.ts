@@ -95,7 +95,7 @@ function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
     r = item.check(needsAsyncScope(item) ? task.forItem(item) : task);
   } catch (err) {
     task.core.recordError(item, err);
-    task.symbolTimes[item.name] = (performance.now() - t0) / 1000;
+    task.itemTimes[item.id] = (performance.now() - t0) / 1000;
     return undefined;
   } finally {
     task.runningItem = prev;
@@ -104,7 +104,7 @@ function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
   const events = task.netScope?.drained(item.id);
   if (!isThenable(r)) {
     if (!events) {
-      task.symbolTimes[item.name] = (performance.now() - t0) / 1000;
+      task.itemTimes[item.id] = (performance.now() - t0) / 1000;
       return undefined;
     }
     r = events;
@@ -113,7 +113,7 @@ function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
   if (item.timeout !== undefined) p = withItemTimeout(task, item, p);
   const done = p.then(() => {
     task.pending?.delete(item.id);
-    task.symbolTimes[item.name] = (performance.now() - t0) / 1000;
+    task.itemTimes[item.id] = (performance.now() - t0) / 1000;
   });
   (task.pending ??= new Map()).set(item.id, done);
   return done;

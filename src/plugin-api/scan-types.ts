@@ -155,7 +155,7 @@ export interface ScanResult {
   emails?: string[];
   /** symbol → seconds, when profiling was asked for. */
   profile?: Record<string, number>;
-  /** symbol → seconds its callback ran, always (for /counters); never rendered in replies. */
+  /** symbol → seconds its callback ran, for the symbols of the result (for /counters); never rendered in replies. */
   symbolTimes?: Record<string, number>;
   /** Message-ID without brackets, `undef` when the message has none; absent when nothing was parsed. */
   messageId?: string;
