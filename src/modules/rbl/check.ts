@@ -37,13 +37,15 @@ class LookupBatch {
   readonly #outcomes = new Map<string, Outcome>();
   readonly #started = new Set<string>();
   readonly #waits: Array<Promise<unknown>> = [];
+  /** Set once the check stopped waiting: a first step answering later starts nothing more. */
+  #settled = false;
 
   constructor(task: Task) {
     this.#task = task;
   }
 
   start(name: string, forced: boolean): void {
-    if (this.#started.has(name)) return;
+    if (this.#settled || this.#started.has(name)) return;
     this.#started.add(name);
     this.#waits.push(this.#task.dns.request({ type: 'A', name, forced }).then((r) => { this.#outcomes.set(name, outcomeOf(r)); }));
   }
@@ -51,6 +53,7 @@ class LookupBatch {
   /** Two steps (SPAMHAUS_ZEN_URIBL): the name's addresses, then each address in the list. */
   startResolved(req: RblRequest, zone: string, done: (pairs: Array<{ orig: string; name: string }>) => void): void {
     this.#waits.push(this.#task.dns.request({ type: 'A', name: req.name, forced: req.forced }).then((r) => {
+      if (this.#settled) return undefined;
       const pairs = outcomeOf(r).answers.map((ip) => ({ orig: `${ip}:${req.orig}`, name: `${ip.split('.').reverse().join('.')}.${zone}` }));
       done(pairs);
       const before = this.#waits.length;
@@ -67,6 +70,7 @@ class LookupBatch {
       await Promise.race([Promise.all(this.#waits), deadline]);
     } finally {
       clearTimeout(timer);
+      this.#settled = true;
     }
   }
 
