@@ -37,6 +37,8 @@ class LookupBatch {
   readonly #outcomes = new Map<string, Outcome>();
   readonly #started = new Set<string>();
   readonly #waits: Array<Promise<unknown>> = [];
+  /** Two-step requests → the pairs their first step found. */
+  readonly #resolved = new Map<RblRequest, Array<{ orig: string; name: string }>>();
   /** Set once the check stopped waiting: a first step answering later starts nothing more. */
   #settled = false;
 
@@ -44,22 +46,34 @@ class LookupBatch {
     this.#task = task;
   }
 
-  start(name: string, forced: boolean): void {
+  #start(name: string, forced: boolean): void {
     if (this.#settled || this.#started.has(name)) return;
     this.#started.add(name);
     this.#waits.push(this.#task.dns.request({ type: 'A', name, forced }).then((r) => { this.#outcomes.set(name, outcomeOf(r)); }));
   }
 
-  /** Two steps (SPAMHAUS_ZEN_URIBL): the name's addresses, then each address in the list. */
-  startResolved(req: RblRequest, zone: string, done: (pairs: Array<{ orig: string; name: string }>) => void): void {
+  /**
+   * A request's lookups: its name, or for two-step requests (SPAMHAUS_ZEN_URIBL) the name's
+   * addresses first and then each address in the list.
+   */
+  startRequest(req: RblRequest, zone: string): void {
+    if (!req.resolveIp) {
+      this.#start(req.name, req.forced);
+      return;
+    }
     this.#waits.push(this.#task.dns.request({ type: 'A', name: req.name, forced: req.forced }).then((r) => {
       if (this.#settled) return undefined;
       const pairs = outcomeOf(r).answers.map((ip) => ({ orig: `${ip}:${req.orig}`, name: `${ip.split('.').reverse().join('.')}.${zone}` }));
-      done(pairs);
+      this.#resolved.set(req, pairs);
       const before = this.#waits.length;
-      for (const p of pairs) this.start(p.name, req.forced);
+      for (const p of pairs) this.#start(p.name, req.forced);
       return Promise.all(this.#waits.slice(before));
     }));
+  }
+
+  /** The (element, queried name) pairs whose outcomes answer `req`. */
+  pairs(req: RblRequest): Array<{ orig: string; name: string }> {
+    return req.resolveIp ? this.#resolved.get(req) ?? [] : [{ orig: req.orig, name: req.name }];
   }
 
   /** Resolves when every lookup has an outcome or the deadline passed, whichever is first. */
@@ -126,34 +140,25 @@ export function makeRblCheck(rules: readonly PreparedRule[], timeoutSeconds: num
 
 async function runRules(task: Task, rules: readonly PreparedRule[], timeoutSeconds: number, white: WhiteMap, known: WhiteMap): Promise<void> {
   const batch = new LookupBatch(task);
-  // Per rule: each request with the (orig, name) pairs its outcomes are read from.
   const planned = rules.map(({ rule, maps }) => {
-    const reqs: Array<{ req: RblRequest; pairs: Array<{ orig: string; name: string }> }> = [];
-    for (const req of collectRequests(task, rule, maps, known)?.values() ?? []) {
-      const entry = { req, pairs: [] as Array<{ orig: string; name: string }> };
-      if (req.resolveIp) batch.startResolved(req, rule.zone, (pairs) => { entry.pairs = pairs; });
-      else {
-        entry.pairs = [{ orig: req.orig, name: req.name }];
-        batch.start(req.name, req.forced);
-      }
-      reqs.push(entry);
-    }
+    const reqs = [...(collectRequests(task, rule, maps, known)?.values() ?? [])];
+    for (const req of reqs) batch.startRequest(req, rule.zone);
     return { rule, reqs };
   });
   await batch.settle(timeoutSeconds);
   // Whitelists first: their answers decide which blacklist answers count.
   for (const { rule, reqs } of planned) {
     if (!rule.isWhitelist) continue;
-    for (const { req, pairs } of reqs) {
-      for (const p of pairs) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, req.labels);
+    for (const req of reqs) {
+      for (const p of batch.pairs(req)) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, req.labels);
     }
   }
   for (const { rule, reqs } of planned) {
     if (rule.isWhitelist) continue;
-    for (const { req, pairs } of reqs) {
+    for (const req of reqs) {
       const labels = rule.ignoreWhitelist ? req.labels : new Set([...req.labels].filter((l) => !white.get(req.orig)?.has(l)));
       if (labels.size === 0) continue;
-      for (const p of pairs) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, labels);
+      for (const p of batch.pairs(req)) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, labels);
     }
   }
 }
