@@ -234,6 +234,30 @@ test('task.dns: per-task lookup cap, forced lookups not counted', async () => {
   }
 });
 
+test('task.dns: the lookup cap is logged once per task, however many lookups it refuses', async () => {
+  const warnings: string[] = [];
+  const log = { debug() {}, info() {}, warn: (m: string) => { warnings.push(m); }, error() {} };
+  const codes: string[] = [];
+  const { engine, net } = await netEngine([
+    {
+      name: 'MANY_URLS',
+      flags: ['coro'],
+      async check(task) {
+        const all = await Promise.all(Array.from({ length: 6 }, (_, i) => task.dns.a(`u${i}.wild.example.org`)));
+        for (const r of all) codes.push(r.ok ? 'ok' : r.code);
+      },
+    },
+  ], dns.address, { dns: { maxRequests: 2 } }, {}, log);
+  try {
+    await engine.scan(MSG, meta());
+    await engine.scan(MSG, meta());
+    assert.deepEqual(codes, ['ok', 'ok', 'LIMIT', 'LIMIT', 'LIMIT', 'LIMIT', 'ok', 'ok', 'LIMIT', 'LIMIT', 'LIMIT', 'LIMIT']);
+    assert.equal(warnings.filter((w) => w.startsWith('DNS lookup cap reached')).length, 2, warnings.join('\n'));
+  } finally {
+    await net.close();
+  }
+});
+
 test('task.dns: answers from the cache match fresh ones and still count against the cap', async () => {
   const rounds: Array<Array<string | DnsRecordValue[]>> = [];
   const { engine, net } = await netEngine([

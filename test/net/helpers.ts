@@ -4,7 +4,7 @@
 import { createEngine } from '../../src/engine/index.js';
 import type { Engine } from '../../src/engine/index.js';
 import { defineModule } from '../../src/plugin-api/index.js';
-import type { SymbolRegistration } from '../../src/plugin-api/index.js';
+import type { Logger, SymbolRegistration } from '../../src/plugin-api/index.js';
 import { createNetServices } from '../../src/plugin-api/net/index.js';
 import type { NetServices } from '../../src/plugin-api/net/index.js';
 import { baseConfig, meta } from '../engine/helpers.js';
@@ -17,7 +17,7 @@ export interface NetEngine {
   net: NetServices;
 }
 
-export async function netEngine(regs: SymbolRegistration[], dnsServer: string, over: Partial<EngineConfig> = {}, symbols: Record<string, { score: number }> = {}): Promise<NetEngine> {
+export async function netEngine(regs: SymbolRegistration[], dnsServer: string, over: Partial<EngineConfig> = {}, symbols: Record<string, { score: number }> = {}, log?: Logger): Promise<NetEngine> {
   const mod = defineModule({
     name: 'net_test',
     symbols,
@@ -26,7 +26,7 @@ export async function netEngine(regs: SymbolRegistration[], dnsServer: string, o
     },
   });
   const net = createNetServices({ dns: { servers: [dnsServer], timeout: 0.3, retransmits: 1, ...(over.dns?.maxRequests !== undefined ? { maxRequests: over.dns.maxRequests } : {}) } });
-  const engine = await createEngine(baseConfig(over), [mod], { net });
+  const engine = await createEngine(baseConfig(over), [mod], { net, ...(log ? { log } : {}) });
   return { engine, net };
 }
 

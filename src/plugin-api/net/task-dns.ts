@@ -44,7 +44,8 @@ function failure(code: DnsErrorCode, text: string): DnsResult {
 }
 
 /** Lookups a task has made, shared by every view of the task's DNS API (the cap is per task). */
-export interface DnsBudget { used: number }
+/** A task's DNS lookups: how many were sent, and whether the cap was already logged (once per task). */
+export interface DnsBudget { used: number; capLogged?: boolean }
 
 export class TaskDnsImpl implements TaskDns {
   readonly #budget: DnsBudget;
@@ -76,7 +77,11 @@ export class TaskDnsImpl implements TaskDns {
     if (this.scope.ended || this.scope.signal.aborted) return Promise.reject(new DnsError('CANCELLED', name, type));
     if (!forced) {
       if (this.#budget.used >= this.scope.dnsMaxRequests) {
-        this.scope.log.warn('DNS lookup cap reached for this task', { name, type, cap: this.scope.dnsMaxRequests });
+        // Once per task: a message with hundreds of URLs would otherwise write a line per refused lookup.
+        if (!this.#budget.capLogged) {
+          this.#budget.capLogged = true;
+          this.scope.log.warn('DNS lookup cap reached for this task; further lookups are refused', { name, type, cap: this.scope.dnsMaxRequests });
+        }
         return Promise.reject(new DnsError('LIMIT', name, type));
       }
       this.#budget.used++;
