@@ -41,6 +41,8 @@ const zone: Zone = {
   'malware-site.net.multi.surbl.org': A('127.0.0.24'),
   'phish-site.org.dbl.spamhaus.org': A('127.0.1.4'),
   'google.com.multi.uribl.com': A('127.0.0.2'),
+  // An IDN domain is listed in its ASCII form (bücher-spam.example).
+  'xn--bcher-spam-9db.example.multi.uribl.com': A('127.0.0.2'),
   '5.113.0.203.multi.uribl.com': A('127.0.0.2'),
   // E-mail lists: hashed addresses as Rspamd sends them.
   [`${hashKey('spammer@bad-mail.com', 'sha1', 'hex')}.ebl.msbl.org`]: A('127.0.0.2'),
@@ -123,6 +125,13 @@ test('urls: registrable domains, bit masks, codes, numeric hosts, whitelist', as
   assert.equal(queried('google.com.multi.uribl.com'), 0, 'whitelisted domain not asked');
   assert.equal(queried('5.113.0.203.dbl.spamhaus.org'), 0, 'the DBL takes no IP addresses (no_ip)');
   assert.ok(queried('clean-site.org.multi.uribl.com') > 0);
+});
+
+test('urls: an IDN domain is looked up in its ASCII (punycode) form, never as raw UTF-8', async () => {
+  const r = await scan(body('visit http://www.bücher-spam.example/angebot today'), { ip: '192.0.2.99' });
+  assert.deepEqual(rbl(r).URIBL_BLACK, ['bücher-spam.example:url']);
+  assert.ok(queried('xn--bcher-spam-9db.example.dbl.spamhaus.org') > 0);
+  assert.equal(dns.queries.filter((q) => /[^\x00-\x7f]/.test(q.name)).length, 0, 'no query carried a non-ASCII name');
 });
 
 test('emails and replyto: hashed address lists, grey code, domain-only lists', async () => {

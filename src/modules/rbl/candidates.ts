@@ -1,6 +1,7 @@
 // What one rule looks up in one message: names and addresses collected by check type, each
 // once (a name found by several checks carries every label), whitelisted ones left out.
 import ipaddr from 'ipaddr.js';
+import { domainToASCII } from 'node:url';
 import { getDomain } from 'tldts';
 import type { MapHandle, Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
@@ -8,6 +9,8 @@ import type { CompiledRule } from './compile.js';
 import { hashKey, type HashName } from './hash.js';
 import { mayBeIp } from '../../message/ip.js';
 import { memoize } from '../../message/memo.js';
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 function isIpHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '');
@@ -106,7 +109,9 @@ export class RequestCollector {
 
   add(elem: string, label: string, forced: boolean, isIp: boolean): void {
     if (this.#whitelisted(elem, label)) return;
-    const key = isIp ? reverseIp(elem) : elem.toLowerCase().replace(/\.$/, '');
+    let key = isIp ? reverseIp(elem) : elem.toLowerCase().replace(/\.$/, '');
+    // Lists publish IDN names in their ASCII (punycode) form; a name that has none is not looked up.
+    if (key && !isIp && !this.rule.hash && NON_ASCII.test(key)) key = domainToASCII(key);
     if (!key) return;
     const seen = this.requests.get(key);
     if (seen) {
