@@ -2,13 +2,20 @@
 // and those that fell out of the newest `limit` deleted, in one transaction, so the table never
 // grows past the cap. Batching matters: every scan pushes a row, and one write transaction per
 // scan from several worker processes made them queue on SQLite's write lock, whose busy handler
-// sleeps inside the (synchronous) driver and so stalled each worker's event loop.
+// sleeps inside the (synchronous) driver and so stalled each worker's event loop. For the same
+// reason a batch flushed on the timer does not wait for the lock at all: when another process
+// holds it, the batch goes back to the queue and is tried again a little later; only after
+// MAX_DEFERRALS such tries (and for list, count, reset and close, which must see every row) does a
+// flush wait for the lock as the other stores do.
 
 import type { HistoryRow, HistoryStore } from '../types.js';
 import { acquireDatabase, guard, releaseDatabase, type SqliteDatabase, type SqliteOptions } from './db.js';
 
 /** How long a pushed row may wait for others to share its write transaction. */
 const FLUSH_DELAY_MS = 50;
+/** Lock-busy flushes deferred before one waits for the lock; each waits RETRY_MS (with jitter). */
+const MAX_DEFERRALS = 20;
+const RETRY_MS = 15;
 /** Rows that trigger a flush at once, bounding the batch (and the memory a burst holds). */
 const FLUSH_ROWS = 256;
 
@@ -17,12 +24,18 @@ interface Pending {
   waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
 }
 
+function isBusy(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } }).cause;
+  return typeof cause?.code === 'string' && cause.code.startsWith('SQLITE_BUSY');
+}
+
 export class SqliteHistoryStore implements HistoryStore {
   readonly #db: SqliteDatabase;
   readonly #limit: number;
   readonly #stmt;
   #pending: Pending = { rows: [], waiters: [] };
   #timer: NodeJS.Timeout | undefined;
+  #deferrals = 0;
 
   constructor(opts: SqliteOptions, limit: number) {
     this.#db = acquireDatabase(opts);
@@ -42,33 +55,56 @@ export class SqliteHistoryStore implements HistoryStore {
     return new Promise<void>((resolve, reject) => {
       this.#pending.rows.push(text);
       this.#pending.waiters.push({ resolve, reject });
-      if (this.#pending.rows.length >= FLUSH_ROWS) this.#flush();
-      else this.#timer ??= setTimeout(() => this.#flush(), FLUSH_DELAY_MS);
+      if (this.#pending.rows.length >= FLUSH_ROWS) this.#flush(false);
+      else this.#timer ??= setTimeout(() => this.#flush(false), FLUSH_DELAY_MS);
     });
   }
 
-  /** Write every pending row in one transaction and settle their promises. */
-  #flush(): void {
+  /**
+   * Write every pending row in one transaction and settle their promises. With `wait` false, a
+   * write lock held by another process defers the batch instead of sleeping in the driver.
+   */
+  #flush(wait = true): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     const batch = this.#pending;
     if (batch.rows.length === 0) return;
     this.#pending = { rows: [], waiters: [] };
+    const nonBlocking = !wait && this.#deferrals < MAX_DEFERRALS;
     try {
-      guard('push', () =>
-        this.#db
-          .transaction(() => {
-            let id: number | bigint = 0;
-            for (const text of batch.rows) id = this.#stmt.insert.run(text).lastInsertRowid;
-            this.#stmt.trim.run(BigInt(id) - BigInt(this.#limit));
-          })
-          .immediate(),
-      );
+      guard('push', () => this.#write(batch.rows, nonBlocking));
     } catch (err) {
+      if (nonBlocking && isBusy(err)) {
+        this.#deferrals++;
+        // Rows pushed meanwhile join the deferred batch, behind it.
+        this.#pending = { rows: [...batch.rows, ...this.#pending.rows], waiters: [...batch.waiters, ...this.#pending.waiters] };
+        this.#timer = setTimeout(() => this.#flush(false), RETRY_MS + Math.random() * RETRY_MS);
+        return;
+      }
       for (const w of batch.waiters) w.reject(err);
       return;
     }
+    this.#deferrals = 0;
     for (const w of batch.waiters) w.resolve();
+  }
+
+  #write(rows: string[], nonBlocking: boolean): void {
+    const db = this.#db;
+    const insertAll = db.transaction(() => {
+      let id: number | bigint = 0;
+      for (const text of rows) id = this.#stmt.insert.run(text).lastInsertRowid;
+      this.#stmt.trim.run(BigInt(id) - BigInt(this.#limit));
+    });
+    if (!nonBlocking) return insertAll.immediate();
+    // The connection may be shared with other stores: its busy timeout is lifted for this one
+    // transaction only (nothing else runs on this thread in between).
+    const saved = db.pragma('busy_timeout', { simple: true }) as number;
+    db.pragma('busy_timeout = 0');
+    try {
+      insertAll.immediate();
+    } finally {
+      db.pragma(`busy_timeout = ${saved}`);
+    }
   }
 
   async list(from = 0, to = this.#limit): Promise<HistoryRow[]> {
