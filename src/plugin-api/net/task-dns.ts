@@ -43,8 +43,10 @@ function failure(code: DnsErrorCode, text: string): DnsResult {
   return { ok: false, is_ok: false, error: text, code };
 }
 
-/** Lookups a task has made, shared by every view of the task's DNS API (the cap is per task). */
-/** A task's DNS lookups: how many were sent, and whether the cap was already logged (once per task). */
+/**
+ * Lookups a task has made, shared by every view of the task's DNS API (the cap is per task), and
+ * whether reaching the cap was already logged.
+ */
 export interface DnsBudget { used: number; capLogged?: boolean }
 
 export class TaskDnsImpl implements TaskDns {

@@ -76,8 +76,8 @@ export class SqliteHistoryStore implements HistoryStore {
     } catch (err) {
       if (nonBlocking && isBusy(err)) {
         this.#deferrals++;
-        // Rows pushed meanwhile join the deferred batch, behind it.
-        this.#pending = { rows: [...batch.rows, ...this.#pending.rows], waiters: [...batch.waiters, ...this.#pending.waiters] };
+        // The batch waits as the pending one; rows pushed meanwhile join it, behind.
+        this.#pending = batch;
         this.#timer = setTimeout(() => this.#flush(false), RETRY_MS + Math.random() * RETRY_MS);
         return;
       }
