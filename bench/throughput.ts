@@ -156,8 +156,7 @@ function actionOf(body: Buffer): string {
 }
 
 async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[], concurrency: number) {
-  const latencies: number[] = [];
-  /** [latency ms, corpus index] of each scan, for --slowest. */
+  /** [latency ms, corpus index] of each scan. */
   const timed: Array<[number, number]> = [];
   const actions: Record<string, number> = {};
   let errors = 0;
@@ -171,9 +170,7 @@ async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[],
         const t0 = performance.now();
         try {
           const body = await conn.request(wires[i]!);
-          const ms = performance.now() - t0;
-          latencies.push(ms);
-          timed.push([ms, i]);
+          timed.push([performance.now() - t0, i]);
           const action = actionOf(body);
           actions[action] = (actions[action] ?? 0) + 1;
         } catch (e) {
@@ -187,7 +184,7 @@ async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[],
   };
   const started = performance.now();
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { seconds: (performance.now() - started) / 1000, latencies, timed, actions, errors, firstError };
+  return { seconds: (performance.now() - started) / 1000, timed, actions, errors, firstError };
 }
 
 async function measure(server: RunningServer, corpus: CorpusMessage[], levels: number[], warmup: number, log: (s: string) => void, slowest = 0): Promise<ServerSummary> {
@@ -215,10 +212,12 @@ async function measure(server: RunningServer, corpus: CorpusMessage[], levels: n
     const run = await scanAll(server.scan, corpus, wires, c);
     const own = process.cpuUsage(own0);
     const cpu1 = treeCpuMs(server.pids());
-    const sorted = run.latencies.sort((a, b) => a - b);
+    // Slowest first: --slowest lists the head; the percentiles read the latencies ascending.
+    run.timed.sort((a, b) => b[0] - a[0]);
+    const sorted = run.timed.map(([ms]) => ms).reverse();
     const done = corpus.length - run.errors;
     if (run.firstError) log(`${server.name}: ${run.errors} failed scans, first: ${run.firstError}`);
-    for (const [ms, i] of run.timed.sort((a, b) => b[0] - a[0]).slice(0, slowest)) {
+    for (const [ms, i] of run.timed.slice(0, slowest)) {
       log(`${server.name} c=${c} slow: ${ms.toFixed(1)} ms  ${corpus[i]!.bytes.length} bytes  ${corpus[i]!.name}`);
     }
     out.push({

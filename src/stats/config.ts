@@ -2,6 +2,7 @@
 // (local.d/bayes.yaml), the learning endpoints and the command-line tools, so a classifier is
 // configured once and every entry point agrees on its limits.
 import { z } from 'zod';
+import { DEFAULT_SCORE_SCALING } from './classify.js';
 
 const AutolearnObject = z.strictObject({
   /** Learn spam when the verdict is spam (reject) and the score is at least this. */
@@ -60,11 +61,11 @@ export const BayesConfig = z.strictObject({
    * one mode for both or `{ spam, ham }`. Rspamd's behaviour is `rspamd` for both with power 8.
    */
   score_scaling: z
-    .union([ScalingMode, z.strictObject({ spam: ScalingMode.default('rspamd'), ham: ScalingMode.default('log_odds') })])
-    .default({ spam: 'rspamd', ham: 'log_odds' }),
-  full_score_odds: z.number().positive().default(3),
+    .union([ScalingMode, z.strictObject({ spam: ScalingMode.default(DEFAULT_SCORE_SCALING.spam), ham: ScalingMode.default(DEFAULT_SCORE_SCALING.ham) })])
+    .default({ spam: DEFAULT_SCORE_SCALING.spam, ham: DEFAULT_SCORE_SCALING.ham }),
+  full_score_odds: z.number().positive().default(DEFAULT_SCORE_SCALING.fullOdds),
   /** Exponent of the `rspamd` scaling; Rspamd's is 8 (classify.ts ScoreScaling says why 16). */
-  score_power: z.number().positive().default(16),
+  score_power: z.number().positive().default(DEFAULT_SCORE_SCALING.power),
   /** Statfile symbols. */
   spam_symbol: z.string().default('BAYES_SPAM'),
   ham_symbol: z.string().default('BAYES_HAM'),
