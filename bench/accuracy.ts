@@ -19,7 +19,7 @@ import { parseMessage } from '../src/message/parse-message.js';
 import { emptyMeta } from '../src/plugin-api/index.js';
 import { BayesClassifier, bayesConfig, MemoryBayesStore } from '../src/stats/index.js';
 import { StoreError, type Stores } from '../src/storage/types.js';
-import { loadCorpus, type CorpusMessage } from './corpus.js';
+import { loadCorpus, shuffled, type CorpusMessage } from './corpus.js';
 import { rocAuc } from './accuracy-metrics.js';
 import { runRulesOnly } from './accuracy-rules.js';
 import { createNetServices } from '../src/plugin-api/net/index.js';
@@ -34,17 +34,6 @@ function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json')) && dir !== dirname(dir)) dir = dirname(dir);
   return dir;
-}
-
-function shuffled<T>(items: T[], seed: number): T[] {
-  const out = items.slice();
-  let x = seed >>> 0;
-  for (let i = out.length - 1; i > 0; i--) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    const j = x % (i + 1);
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }
 
 /** Stores other than Bayes are absent in this run: any use fails as a down store would. */

@@ -33,3 +33,15 @@ export async function loadCorpus(repoRoot: string, limit?: number): Promise<Corp
   for (const g of groups) out.push(...g.slice(0, Math.max(1, Math.round((g.length / all.length) * limit))));
   return out;
 }
+
+/** A deterministic Fisher–Yates shuffle (LCG-driven): the same seed gives the same order on every run. */
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = items.slice();
+  let x = seed >>> 0;
+  for (let i = out.length - 1; i > 0; i--) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    const j = x % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}

@@ -97,7 +97,10 @@ async function startNxdomainStub(): Promise<DnsStub> {
     return { address: dns.address, close: () => dns.close() };
   }
   const port = await freePort();
-  const child = spawn('python3', [script, '--addr', '127.0.0.1', '--port', String(port)], { stdio: 'ignore' });
+  // BENCH_DNS_LOG: the stub appends every query mailsift makes to this file (the reference
+  // Rspamd's stub takes DNSSTUB_LOG), to compare the lookups both filters make per message.
+  const log = process.env.BENCH_DNS_LOG ? ['--log', process.env.BENCH_DNS_LOG] : [];
+  const child = spawn('python3', [script, '--addr', '127.0.0.1', '--port', String(port), ...log], { stdio: 'ignore' });
   const close = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
