@@ -213,3 +213,33 @@ test('a withheld answer: the scan ends within its deadline and the list reports 
     await slow.net.close();
   }
 });
+
+/** Starts a scan whose sender-IP lookup gets no answer, and reports whether `urlName` was asked while that lookup was still pending. */
+async function urlAskedWhileIpPending(engine: AuthEngine['engine'], ip: string, urlDomain: string, urlName: string): Promise<boolean> {
+  const ipName = `${ip.split('.').reverse().join('.')}.zen.spamhaus.org`;
+  dns.withheld.add(ipName);
+  const scanning = scan(body(`see http://${urlDomain}/x`), { ip }, engine);
+  for (let i = 0; i < 100 && queried(ipName) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(queried(ipName) > 0, 'the sender IP was looked up');
+  // Well inside the resolver's 0.3 s time-out: the IP lookup is still unanswered.
+  await new Promise((r) => setTimeout(r, 150));
+  const asked = queried(urlName) > 0;
+  await scanning;
+  return asked;
+}
+
+test('URL lists do not wait for the IP whitelists unless a whitelist list shares one of their checks', async () => {
+  // Default lists: dnswl and mailspike vouch only for IPs (from, received), so the URL lists go
+  // out with the IP lists instead of a DNS round trip after them.
+  assert.equal(await urlAskedWhileIpPending(ae.engine, '192.0.2.40', 'wave-one.example', 'wave-one.example.multi.uribl.com'), true);
+  // A whitelist list that also checks URLs can vouch for a URL domain: then the late lists wait.
+  const custom = await authEngine(dns.address, { taskTimeout: 3, modules: { rbl: {
+    rbls: { urlwl: { rbl: 'wl.example', checks: ['from', 'urls'], is_whitelist: true } },
+  } } }, [dkimModule, rblModule]);
+  try {
+    assert.equal(await urlAskedWhileIpPending(custom.engine, '192.0.2.41', 'wave-two.example', 'wave-two.example.multi.uribl.com'), false);
+    assert.ok(queried('wave-two.example.multi.uribl.com') > 0, 'asked once the whitelist answers were in');
+  } finally {
+    await custom.net.close();
+  }
+});

@@ -117,15 +117,16 @@ function insertOutcome(task: Task, rule: CompiledRule, req: RblRequest, orig: st
 
 /**
  * The check of one group of rules. `publishesWhitelist`: this group runs first and shares the
- * elements its whitelist lists found with groups that run after it.
+ * elements its whitelist lists found with groups that run after it. `inheritsWhitelist`: this
+ * group waits for those elements before it looks anything up (see lateNeedsEarlyWhitelist).
  */
-export function makeRblCheck(rules: readonly PreparedRule[], timeoutSeconds: number, publishesWhitelist: boolean): (task: Task) => Promise<void> {
+export function makeRblCheck(rules: readonly PreparedRule[], timeoutSeconds: number, publishesWhitelist: boolean, inheritsWhitelist = !publishesWhitelist): (task: Task) => Promise<void> {
   return async (task) => {
     let publish: ((w: WhiteMap) => void) | undefined;
     let inherited: WhiteMap = new Map();
     if (publishesWhitelist) {
       task.cache.set(WHITE_KEY, new Promise<WhiteMap>((resolve) => { publish = resolve; }));
-    } else {
+    } else if (inheritsWhitelist) {
       const p = task.cache.get(WHITE_KEY) as Promise<WhiteMap> | undefined;
       if (p) inherited = await p;
     }

@@ -36,6 +36,18 @@ async function openMap(ctx: ModuleContext<RblConfig>, items: readonly string[], 
 const usesUrlWhitelist = (r: CompiledRule): boolean =>
   ['urls', 'content_urls', 'emails', 'dkim', 'replyto'].some((c) => r.checks.has(c as never)) && !r.checks.has('from') && !r.checks.has('received');
 
+/**
+ * Whether the late group must wait for the early group's whitelist answers. An element a
+ * whitelist list vouched for is left out only for the checks that list ran (a dnswl hit on a
+ * received IP whitelists that IP as `received`, never as a URL), so when no early whitelist list
+ * shares a check with a late list, waiting would change nothing and would only hold the late
+ * lookups (all the URL lists, by default) back by a whole DNS round trip.
+ */
+export function lateNeedsEarlyWhitelist(early: readonly PreparedRule[], late: readonly PreparedRule[]): boolean {
+  const lateChecks = new Set(late.flatMap((p) => [...p.rule.checks]));
+  return early.some((p) => p.rule.isWhitelist && [...p.rule.checks].some((c) => lateChecks.has(c)));
+}
+
 function defaultSymbols(): Record<string, SymbolDef> {
   const out: Record<string, SymbolDef> = { ...RBL_SYMBOLS };
   for (const [key, r] of Object.entries(DEFAULT_RULES)) {
@@ -87,6 +99,7 @@ export const rblModule = defineModule<RblConfig>({
     }
     if (late.length > 0) {
       const deps = new Set(['DKIM_CHECK', ...late.flatMap((p) => p.rule.requireSymbols)]);
+      const waitForEarly = lateNeedsEarlyWhitelist(early, late);
       ctx.symbol({
         name: 'RBL_CALLBACK_LATE',
         stage: 'filters',
@@ -95,7 +108,7 @@ export const rblModule = defineModule<RblConfig>({
         flags: ['coro'],
         timeout: timeout + SCHEDULER_GRACE_SECONDS,
         inserts: inserts(late),
-        check: makeRblCheck(late, timeout, false),
+        check: makeRblCheck(late, timeout, false, waitForEarly),
       });
     }
     ctx.log.debug('rbl lists loaded', { lists: rules.map((r) => r.key) });
