@@ -109,3 +109,17 @@ test('DMARC record grammar', () => {
   assert.equal(parseDmarcRecord('v=DMARC1; p=none; pct=101').ok, false);
   assert.equal(parseDmarcRecord('v=DMARC1; rua=mailto:x@y').ok, false);
 });
+
+test('DMARC asks for the policy (own and organisational domain at once) while SPF is still waiting for its answer', async () => {
+  dns.withheld.add('spfwait.org');
+  const asked = (name: string) => dns.queries.some((q) => q.name === name);
+  const scanning = dmarc('news.spfwait.org', { mailFrom: 'spfwait.org' });
+  for (let i = 0; i < 100 && !asked('spfwait.org'); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(asked('spfwait.org'), 'SPF asked for its record');
+  // Well inside the resolver's 0.3 s time-out: SPF's lookup is still unanswered.
+  await new Promise((r) => setTimeout(r, 150));
+  assert.ok(asked('_dmarc.news.spfwait.org'), 'own policy asked before SPF finished');
+  assert.ok(asked('_dmarc.spfwait.org'), 'organisational policy asked with it');
+  const { names: got } = await scanning;
+  assert.deepEqual(got, ['DMARC_NA']);
+});

@@ -1,6 +1,6 @@
 import { defineModule } from '../../plugin-api/index.js';
 import { DmarcConfig } from './config.js';
-import { makeDmarcCheck } from './check.js';
+import { makeDmarcCheck, makeDmarcLookup } from './check.js';
 import { DMARC_SYMBOLS } from './symbols.js';
 
 /** DMARC (RFC 7489): the From domain's policy applied to the aligned SPF and DKIM results. */
@@ -9,6 +9,13 @@ export const dmarcModule = defineModule<DmarcConfig>({
   config: DmarcConfig,
   symbols: DMARC_SYMBOLS,
   setup(ctx) {
+    ctx.symbol({
+      name: 'DMARC_POLICY_LOOKUP',
+      // A prefilter: it inserts nothing, and the lookup is under way before the filters start.
+      stage: 'prefilters',
+      flags: ['coro'],
+      check: makeDmarcLookup(ctx.config),
+    });
     ctx.symbol({
       name: 'DMARC_CHECK',
       stage: 'filters',
