@@ -46,13 +46,8 @@ export function makeDmarcLookup(config: DmarcConfig): (task: Task) => void {
     const lookup = lookupPolicy(task, fromDomain);
     // Handled where DMARC_CHECK awaits it; this keeps an unawaited failure from being unhandled.
     lookup.catch(() => undefined);
-    task.cache.set(LOOKUP_KEY, { fromDomain, lookup });
+    task.cache.set(LOOKUP_KEY, lookup);
   };
-}
-
-function startedLookup(task: Task, fromDomain: string): Promise<Lookup> | undefined {
-  const s = task.cache.get(LOOKUP_KEY) as { fromDomain: string; lookup: Promise<Lookup> } | undefined;
-  return s?.fromDomain === fromDomain ? s.lookup : undefined;
 }
 
 function fromDomainOf(task: Task): string | undefined {
@@ -70,7 +65,7 @@ export function makeDmarcCheck(config: DmarcConfig, random: () => number = Math.
     const fromDomain = fromDomainOf(task);
     if (!fromDomain) return;
     // Settings may run DMARC_CHECK without DMARC_POLICY_LOOKUP: then it looks up the policy itself.
-    const policy = await (startedLookup(task, fromDomain) ?? lookupPolicy(task, fromDomain));
+    const policy = await ((task.cache.get(LOOKUP_KEY) as Promise<Lookup> | undefined) ?? lookupPolicy(task, fromDomain));
     const save = (result: AuthResultValue, pol?: string, reason?: string): void => {
       const o: DmarcOutcome = { result, domain: fromDomain, info: `dmarc=${result} header.from=${fromDomain}${pol ? ` policy.dmarc=${pol}` : ''}` };
       if (pol) o.policy = pol;

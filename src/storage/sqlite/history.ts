@@ -36,6 +36,8 @@ export class SqliteHistoryStore implements HistoryStore {
   #pending: Pending = { rows: [], waiters: [] };
   #timer: NodeJS.Timeout | undefined;
   #deferrals = 0;
+  /** One write transaction: insert the rows, then drop those past the newest `limit`. */
+  readonly #insertAll;
 
   constructor(opts: SqliteOptions, limit: number) {
     this.#db = acquireDatabase(opts);
@@ -48,6 +50,11 @@ export class SqliteHistoryStore implements HistoryStore {
       count: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM history'),
       reset: db.prepare('DELETE FROM history'),
     }));
+    this.#insertAll = db.transaction((rows: readonly string[]) => {
+      let id: number | bigint = 0;
+      for (const text of rows) id = this.#stmt.insert.run(text).lastInsertRowid;
+      this.#stmt.trim.run(BigInt(id) - BigInt(this.#limit));
+    });
   }
 
   push(row: HistoryRow): Promise<void> {
@@ -90,18 +97,13 @@ export class SqliteHistoryStore implements HistoryStore {
 
   #write(rows: string[], nonBlocking: boolean): void {
     const db = this.#db;
-    const insertAll = db.transaction(() => {
-      let id: number | bigint = 0;
-      for (const text of rows) id = this.#stmt.insert.run(text).lastInsertRowid;
-      this.#stmt.trim.run(BigInt(id) - BigInt(this.#limit));
-    });
-    if (!nonBlocking) return insertAll.immediate();
+    if (!nonBlocking) return this.#insertAll.immediate(rows);
     // The connection may be shared with other stores: its busy timeout is lifted for this one
     // transaction only (nothing else runs on this thread in between).
     const saved = db.pragma('busy_timeout', { simple: true }) as number;
     db.pragma('busy_timeout = 0');
     try {
-      insertAll.immediate();
+      this.#insertAll.immediate(rows);
     } finally {
       db.pragma(`busy_timeout = ${saved}`);
     }
