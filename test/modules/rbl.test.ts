@@ -243,3 +243,21 @@ test('URL lists do not wait for the IP whitelists unless a whitelist list shares
     await custom.net.close();
   }
 });
+
+test('no IP given: the top Received hop stands in for the sender, as in Rspamd', async () => {
+  const hop = (from: string, id: number) => `Received: from h${id}.example ([${from}]) by mx.example with ESMTP id ${id}; Sun, 22 Nov 2026 03:00:00 +0000\r\n`;
+  // Handed over by a local relay: the IP lists are not asked about any hop.
+  ae.net.resolver.clearCache();
+  const asked = queried('20.2.0.192.zen.spamhaus.org');
+  const local = await scan(message('alice@sender.example', hop('127.0.0.1', 1) + hop('192.0.2.20', 2)), {});
+  assert.deepEqual(rbl(local), {});
+  assert.equal(queried('20.2.0.192.zen.spamhaus.org'), asked);
+  // A public top hop is checked as the sender and every public hop as received.
+  const r = await scan(message('alice@sender.example', hop('192.0.2.10', 3) + hop('192.0.2.20', 4)), {});
+  assert.deepEqual(rbl(r), {
+    RBL_SPAMHAUS_SBL: ['192.0.2.10:from'],
+    RECEIVED_SPAMHAUS_SBL: ['192.0.2.10:received'],
+    RECEIVED_SPAMHAUS_XBL: ['192.0.2.20:received'],
+    RECEIVED_BLOCKLISTDE: ['192.0.2.20:received'],
+  });
+});

@@ -137,11 +137,22 @@ export class RequestCollector {
 }
 
 /** Whether the rule applies to this message at all (Rspamd's pipeline guards). */
+/**
+ * The address the IP checks treat as the sender's: the `IP` the MTA gave, or, when it gave none,
+ * the address the top (latest) Received header recorded. Rspamd 3.4 does the same: a task without
+ * an IP takes its sender address from the top Received hop, so a message handed over without one
+ * (`rspamc file.eml`) that arrived from a local relay is not checked against the IP lists at all,
+ * and one whose top hop is public has that hop checked as the sender.
+ */
+export function senderIp(task: Task): string | undefined {
+  return task.meta.ip ?? task.received[0]?.fromIp;
+}
+
 export function ruleApplies(task: Task, rule: CompiledRule, maps: RuleMaps): boolean {
   if (rule.requireSymbols.some((s) => !task.hasSymbol(s))) return false;
   if (rule.excludeUsers && task.meta.user) return false;
   if (rule.excludeLocal || rule.excludePrivateIps) {
-    const ip = task.meta.ip;
+    const ip = senderIp(task);
     if (ip && (isLocalAddress(ip) || maps.localExclude?.has(ip) === true)) return false;
   }
   return true;
@@ -240,8 +251,8 @@ export function collectRequests(task: Task, rule: CompiledRule, maps: RuleMaps, 
     if (rt && !rt.invalid && rt.local && rt.domain) c.addEmail(rt.local, rt.domain, 'replyto');
   }
   if (ch.has('urls') || ch.has('content_urls')) collectUrls(task, rule, c);
-  const ip = task.meta.ip;
-  if (ch.has('from') && ip && ipAllowed(rule, ip)) c.add(ip, 'from', true, true);
+  const ip = ch.has('from') ? senderIp(task) : undefined;
+  if (ip && ipAllowed(rule, ip)) c.add(ip, 'from', true, true);
   if (ch.has('received')) collectReceived(task, rule, c, maps);
   const host = task.meta.hostname;
   if (ch.has('rdns') && host && host !== 'unknown') c.add(host, 'rdns', true, false);
