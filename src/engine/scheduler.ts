@@ -12,6 +12,7 @@
 // and Rspamd 3.4's reply for it is otherwise normal (fixture a17). Symbols inserted by
 // pre/postfilters should be declared in `inserts` so composites and settings see them.
 
+import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 import type { Stage } from '../plugin-api/index.js';
 import { evaluateComposites } from './composites.js';
 import type { ItemInfo } from './registry.js';
@@ -120,17 +121,12 @@ function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
 }
 
 /** An item's own time budget, capped by what is left of the task deadline. */
-function withItemTimeout(task: ScanTask, item: ItemInfo, p: Promise<void>): Promise<void> {
+async function withItemTimeout(task: ScanTask, item: ItemInfo, p: Promise<void>): Promise<void> {
   const ms = Math.min(item.timeout! * 1000, task.deadlineAt - performance.now());
   if (ms <= 0) return p;
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<void>((resolve) => {
-    timer = setTimeout(() => {
-      task.log.warn('symbol exceeded its time budget: abandoned', { symbol: item.name, timeout: item.timeout });
-      resolve();
-    }, ms);
-  });
-  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
+  if ((await withDeadline(p, ms)) === DEADLINE_PASSED) {
+    task.log.warn('symbol exceeded its time budget: abandoned', { symbol: item.name, timeout: item.timeout });
+  }
 }
 
 async function waitWithDeadline(task: ScanTask, waits: Array<Promise<void>>): Promise<void> {
@@ -139,13 +135,7 @@ async function waitWithDeadline(task: ScanTask, waits: Array<Promise<void>>): Pr
     onDeadline(task);
     return;
   }
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<boolean>((resolve) => {
-    timer = setTimeout(resolve, remaining, true);
-  });
-  const timedOut = await Promise.race([Promise.all(waits).then(() => false), expired]);
-  clearTimeout(timer);
-  if (timedOut) onDeadline(task);
+  if ((await withDeadline(Promise.all(waits), remaining)) === DEADLINE_PASSED) onDeadline(task);
 }
 
 function onDeadline(task: ScanTask): void {

@@ -9,6 +9,7 @@ import type { Stores } from '../storage/types.js';
 import type { MapDefinition, MapHandle } from '../maps/types.js';
 
 export * from './scan-types.js';
+export { DEADLINE_PASSED, withDeadline } from './deadline.js';
 export type * from '../message/types.js';
 export type * from './net/types.js';
 export type * from '../storage/types.js';

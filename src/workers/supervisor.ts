@@ -21,6 +21,7 @@ import { createHttpCrypt } from '../http/crypt/index.js';
 import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
 import type { StatsHub } from '../observability/stats-hub.js';
 import { startFuzzyWorker } from '../fuzzy/worker.js';
+import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 
 export type WorkerRole = 'normal' | 'controller' | 'fuzzy';
 
@@ -118,18 +119,10 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
 
 /** Closes listeners (stop accepting, let in-flight scans finish) within the grace period. */
 async function closeAll(listeners: Listener[], graceMs: number, log: RootLogger): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), graceMs);
-    timer.unref();
-  });
   const closed = Promise.allSettled(listeners.map((l) => l.close())).then((results) => {
     for (const r of results) if (r.status === 'rejected') log.error('error while closing a listener', { err: String(r.reason) });
-    return true;
   });
-  const ok = await Promise.race([closed, timeout]);
-  clearTimeout(timer);
-  return ok;
+  return (await withDeadline(closed, graceMs, { unref: true })) !== DEADLINE_PASSED;
 }
 
 function graceMs(cfg: LoadedConfig): number {

@@ -1,6 +1,7 @@
 // Runs a set of lists over one message: collects every rule's lookups, sends them all at once
 // (identical names once), waits under one deadline, then inserts whitelist results first so
 // blacklist results for elements a whitelist vouched for are dropped, as Rspamd does.
+import { withDeadline } from '../../plugin-api/index.js';
 import type { DnsResult, Task } from '../../plugin-api/index.js';
 import { hitsForAnswers } from './answers.js';
 import { collectRequests } from './candidates.js';
@@ -78,12 +79,9 @@ class LookupBatch {
 
   /** Resolves when every lookup has an outcome or the deadline passed, whichever is first. */
   async settle(timeoutSeconds: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutSeconds * 1000); });
     try {
-      await Promise.race([Promise.all(this.#waits), deadline]);
+      await withDeadline(Promise.all(this.#waits), timeoutSeconds * 1000);
     } finally {
-      clearTimeout(timer);
       this.#settled = true;
     }
   }

@@ -11,6 +11,7 @@
 import { basename } from 'node:path';
 import type { Request, Reply } from '../../http/types.js';
 import { parseMessage } from '../../message/parse-message.js';
+import { DEADLINE_PASSED, withDeadline } from '../../plugin-api/index.js';
 import type { Message } from '../../plugin-api/index.js';
 import { controllerError, jsonReply } from './json.js';
 import { loadPluginTable } from './plugin-load.js';
@@ -67,28 +68,18 @@ function paramsOf(req: Request, needTask: boolean): PluginParams {
   return params;
 }
 
-function timeout(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
-  let t: NodeJS.Timeout | undefined;
-  const promise = new Promise<'timeout'>((resolve) => {
-    t = setTimeout(() => resolve('timeout'), ms);
-  });
-  return { promise, cancel: () => clearTimeout(t) };
-}
-
 export async function runEndpoint(def: PluginEndpointDef, req: Request, ctx: ControllerContext, where: string): Promise<Reply> {
   const needTask = def.need_task === true || def.needTask === true;
   if (needTask && req.body.length === 0) return controllerError(400, 'Empty body is not permitted');
   const { conn, reply } = makeConn();
   const task = makeTask(needTask ? req.body : Buffer.alloc(0));
-  const limit = timeout(PLUGIN_HANDLER_TIMEOUT_MS);
   try {
-    const result = await Promise.race([Promise.resolve().then(() => def.handler(task, conn, paramsOf(req, needTask))), limit.promise]);
-    if (result === 'timeout' && !reply()) return controllerError(500, 'Cannot run callback: timed out');
+    const handled = Promise.resolve().then(() => def.handler(task, conn, paramsOf(req, needTask)));
+    const result = await withDeadline(handled, PLUGIN_HANDLER_TIMEOUT_MS);
+    if (result === DEADLINE_PASSED && !reply()) return controllerError(500, 'Cannot run callback: timed out');
   } catch (err) {
     ctx.log.error('controller plugin handler failed', { endpoint: where, error: (err as Error)?.message ?? String(err) });
     return controllerError(500, `Cannot run callback: ${(err as Error)?.message ?? String(err)}`);
-  } finally {
-    limit.cancel();
   }
   return reply() ?? controllerError(500, 'Plugin endpoint sent no reply');
 }
