@@ -6,6 +6,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
+import type { TlsListenOptions } from '../http/tls.js';
 import { parseBind } from './values.js';
 
 const TlsBind = z.unknown().transform((v, ctx) => {
@@ -46,14 +47,8 @@ export const WorkerTlsKeys = {
   tls: TlsListen.optional(),
 };
 
-/** Runtime form: paths absolute (the shape of TlsListenOptions in src/http/tls.ts, plus `only`). */
-export interface WorkerTlsConfig {
-  host: string;
-  port: number;
-  certFile: string;
-  keyFile: string;
-  caFile?: string;
-  requireClientCert: boolean;
+/** Runtime form: what the HTTPS listener takes (paths absolute), plus `only`. */
+export interface WorkerTlsConfig extends TlsListenOptions {
   /** No plain listener on the worker's `bind`. */
   only: boolean;
 }

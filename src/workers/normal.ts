@@ -77,7 +77,8 @@ export function createNormalHandler(opts: {
   const onUnknown = (err: unknown): void => log.error('scan request failed', { err: String((err as Error)?.stack ?? err) });
   const decodeOpts = { maxMessage, dictionaries, log };
 
-  async function scan(sr: ScanRequest, v3: boolean): Promise<Reply> {
+  /** Scans and records the scan (history, stats); a scanner that throws is logged and reported as ERR_SCAN_FAILED. */
+  async function scanObserved(sr: ScanRequest, legacyLayout: boolean): Promise<ScanResult> {
     let result;
     const startedAt = Date.now();
     const t0 = process.hrtime.bigint();
@@ -87,7 +88,12 @@ export function createNormalHandler(opts: {
       log.error('scanner threw', { err: String((err as Error)?.stack ?? err) });
       throw new MailsiftError('ERR_SCAN_FAILED', 'scan failed');
     }
-    observe(sr, result, startedAt, t0, sr.want.layout === 'v1');
+    observe(sr, result, startedAt, t0, legacyLayout);
+    return result;
+  }
+
+  async function scan(sr: ScanRequest, v3: boolean): Promise<Reply> {
+    const result = await scanObserved(sr, sr.want.layout === 'v1');
     return v3 ? buildV3Reply(result, sr.meta, sr.want) : buildV2Reply(result, sr.meta, sr.want, dictionaries);
   }
 
@@ -102,15 +108,11 @@ export function createNormalHandler(opts: {
     // SpamAssassin's `User:` names the local recipient account, not an SMTP AUTH user.
     if (dialect === 'spamc') delete sr.meta.user;
     let result;
-    const startedAt = Date.now();
-    const t0 = process.hrtime.bigint();
     try {
-      result = await scanner.scan(sr.message, sr.meta);
+      result = await scanObserved(sr, false);
     } catch (err) {
-      log.error('scanner threw', { err: String((err as Error)?.stack ?? err) });
-      return text(renderTextError(dialect, 'scan failed'));
+      return text(renderTextError(dialect, (err as Error).message));
     }
-    observe(sr, result, startedAt, t0, false);
     const body = dialect === 'spamc' ? renderSpamcText(result) : renderRspamcText(result);
     const block = sr.meta.flags.has('body_block') ? bodyBlockOf(result, sr.meta.flags.has('milter')) : undefined;
     return text(block ? Buffer.concat([body, block]) : body);
