@@ -136,7 +136,6 @@ export class RequestCollector {
   }
 }
 
-/** Whether the rule applies to this message at all (Rspamd's pipeline guards). */
 /**
  * The address the IP checks treat as the sender's: the `IP` the MTA gave, or, when it gave none,
  * the address the top (latest) Received header recorded. Rspamd 3.4 does the same: a task without
@@ -144,10 +143,11 @@ export class RequestCollector {
  * (`rspamc file.eml`) that arrived from a local relay is not checked against the IP lists at all,
  * and one whose top hop is public has that hop checked as the sender.
  */
-export function senderIp(task: Task): string | undefined {
+function senderIp(task: Task): string | undefined {
   return task.meta.ip ?? task.received[0]?.fromIp;
 }
 
+/** Whether the rule applies to this message at all (Rspamd's pipeline guards). */
 export function ruleApplies(task: Task, rule: CompiledRule, maps: RuleMaps): boolean {
   if (rule.requireSymbols.some((s) => !task.hasSymbol(s))) return false;
   if (rule.excludeUsers && task.meta.user) return false;
