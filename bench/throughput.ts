@@ -37,6 +37,8 @@ const SCAN_TIMEOUT_MS = 30_000;
 export interface LevelResult {
   server: string;
   concurrency: number;
+  /** 0-based pass at this level; -1 for the median row of several passes (--repeat). */
+  pass: number;
   messages: number;
   errors: number;
   seconds: number;
@@ -52,7 +54,10 @@ export interface LevelResult {
 export interface ServerSummary {
   server: string;
   peakPssMiB: number;
+  /** One row per level: the pass, or with --repeat the median of the passes. */
   levels: LevelResult[];
+  /** With --repeat: every pass. */
+  passes?: LevelResult[];
 }
 
 function repoRoot(): string {
@@ -194,54 +199,106 @@ async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[],
   return { seconds: (performance.now() - started) / 1000, timed, actions, errors, firstError };
 }
 
-async function measure(server: RunningServer, corpus: CorpusMessage[], levels: number[], warmup: number, log: (s: string) => void, slowest = 0): Promise<ServerSummary> {
-  const wires = corpus.map((m) => wireRequest(server.scan, m.bytes));
-  const rss = new RssSampler(() => server.pids());
-  const out: LevelResult[] = [];
+/** One measured pass of one server at one concurrency. */
+async function measurePass(server: RunningServer, corpus: CorpusMessage[], wires: Buffer[], c: number, pass: number, log: (s: string) => void, slowest: number): Promise<LevelResult> {
+  log(`${server.name}: concurrency ${c}, ${corpus.length} messages${pass > 0 ? ` (pass ${pass + 1})` : ''}…`);
+  const cpu0 = treeCpuMs(server.pids());
+  const own0 = process.cpuUsage();
+  const run = await scanAll(server.scan, corpus, wires, c);
+  const own = process.cpuUsage(own0);
+  const cpu1 = treeCpuMs(server.pids());
+  // Slowest first: --slowest lists the head; the percentiles read the latencies ascending.
+  run.timed.sort((a, b) => b[0] - a[0]);
+  const sorted = run.timed.map(([ms]) => ms).reverse();
+  const done = corpus.length - run.errors;
+  if (run.firstError) log(`${server.name}: ${run.errors} failed scans, first: ${run.firstError}`);
+  for (const [ms, i] of run.timed.slice(0, slowest)) {
+    log(`${server.name} c=${c} slow: ${ms.toFixed(1)} ms  ${corpus[i]!.bytes.length} bytes  ${corpus[i]!.name}`);
+  }
+  return {
+    server: server.name,
+    concurrency: c,
+    pass,
+    messages: done,
+    errors: run.errors,
+    seconds: run.seconds,
+    messagesPerSec: done / run.seconds,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    cpuMsPerMessage: done ? (cpu1 - cpu0) / done : NaN,
+    clientCpuMsPerMessage: done ? (own.user + own.system) / 1000 / done : NaN,
+    actions: run.actions,
+  };
+}
+
+/** The median of each figure over a level's passes, figure by figure. */
+function medianOf(passes: LevelResult[]): LevelResult {
+  const mid = <T>(xs: T[], by: (x: T) => number): number => {
+    const v = xs.map(by).sort((a, b) => a - b);
+    const h = Math.floor(v.length / 2);
+    return v.length % 2 ? v[h]! : (v[h - 1]! + v[h]!) / 2;
+  };
+  const first = passes[0]!;
+  return {
+    ...first,
+    pass: -1,
+    messages: mid(passes, (l) => l.messages),
+    errors: mid(passes, (l) => l.errors),
+    seconds: mid(passes, (l) => l.seconds),
+    messagesPerSec: mid(passes, (l) => l.messagesPerSec),
+    p50Ms: mid(passes, (l) => l.p50Ms),
+    p99Ms: mid(passes, (l) => l.p99Ms),
+    cpuMsPerMessage: mid(passes, (l) => l.cpuMsPerMessage),
+    clientCpuMsPerMessage: mid(passes, (l) => l.clientCpuMsPerMessage),
+  };
+}
+
+/**
+ * Measures every server at every level, `repeat` passes each. The servers run side by side and
+ * take turns pass by pass (the one that goes first alternates), so their figures at a level come
+ * from the same minutes of the machine: its speed drifts by tens of percent within minutes, and
+ * measuring one server after the other put that drift between them.
+ */
+async function measureAll(servers: RunningServer[], corpus: CorpusMessage[], levels: number[], repeat: number, warmup: number, log: (s: string) => void, slowest = 0): Promise<ServerSummary[]> {
+  const wires = servers.map((s) => corpus.map((m) => wireRequest(s.scan, m.bytes)));
+  const samplers = servers.map((s) => new RssSampler(() => s.pids()));
+  const passes = servers.map((): LevelResult[] => []);
+  const medians = servers.map((): LevelResult[] => []);
   if (warmup > 0) {
     const n = Math.min(warmup, corpus.length);
-    log(`${server.name}: warm-up, ${n} messages at concurrency ${WARMUP_CONCURRENCY} (unmeasured)…`);
-    await scanAll(server.scan, corpus.slice(0, n), wires, WARMUP_CONCURRENCY);
+    for (const [i, s] of servers.entries()) {
+      log(`${s.name}: warm-up, ${n} messages at concurrency ${WARMUP_CONCURRENCY} (unmeasured)…`);
+      await scanAll(s.scan, corpus.slice(0, n), wires[i]!, WARMUP_CONCURRENCY);
+    }
   }
   let scannedBefore = warmup > 0;
+  let round = 0;
   for (const c of levels) {
-    // Every measured pass starts with the DNS answers of the previous pass expired, for the reason
-    // given at WARMUP_SETTLE_MS: otherwise a level would be measured replaying the cached lookups
-    // of the level before it.
-    if (scannedBefore) {
-      log(`${server.name}: ${WARMUP_SETTLE_MS / 1000} s idle (cached DNS answers expire)…`);
-      await new Promise((r) => setTimeout(r, WARMUP_SETTLE_MS));
+    const atLevel = servers.map((): LevelResult[] => []);
+    for (let pass = 0; pass < repeat; pass++) {
+      // Every measured pass starts with the DNS answers of the previous pass expired, for the
+      // reason given at WARMUP_SETTLE_MS: otherwise a pass would replay the cached lookups of the
+      // pass before it.
+      if (scannedBefore) {
+        log(`${WARMUP_SETTLE_MS / 1000} s idle (cached DNS answers expire)…`);
+        await new Promise((r) => setTimeout(r, WARMUP_SETTLE_MS));
+      }
+      scannedBefore = true;
+      const order = servers.map((_, i) => i);
+      if (round++ % 2 === 1) order.reverse();
+      for (const i of order) atLevel[i]!.push(await measurePass(servers[i]!, corpus, wires[i]!, c, pass, log, slowest));
     }
-    scannedBefore = true;
-    log(`${server.name}: concurrency ${c}, ${corpus.length} messages…`);
-    const cpu0 = treeCpuMs(server.pids());
-    const own0 = process.cpuUsage();
-    const run = await scanAll(server.scan, corpus, wires, c);
-    const own = process.cpuUsage(own0);
-    const cpu1 = treeCpuMs(server.pids());
-    // Slowest first: --slowest lists the head; the percentiles read the latencies ascending.
-    run.timed.sort((a, b) => b[0] - a[0]);
-    const sorted = run.timed.map(([ms]) => ms).reverse();
-    const done = corpus.length - run.errors;
-    if (run.firstError) log(`${server.name}: ${run.errors} failed scans, first: ${run.firstError}`);
-    for (const [ms, i] of run.timed.slice(0, slowest)) {
-      log(`${server.name} c=${c} slow: ${ms.toFixed(1)} ms  ${corpus[i]!.bytes.length} bytes  ${corpus[i]!.name}`);
-    }
-    out.push({
-      server: server.name,
-      concurrency: c,
-      messages: done,
-      errors: run.errors,
-      seconds: run.seconds,
-      messagesPerSec: done / run.seconds,
-      p50Ms: percentile(sorted, 50),
-      p99Ms: percentile(sorted, 99),
-      cpuMsPerMessage: done ? (cpu1 - cpu0) / done : NaN,
-      clientCpuMsPerMessage: done ? (own.user + own.system) / 1000 / done : NaN,
-      actions: run.actions,
+    atLevel.forEach((l, i) => {
+      passes[i]!.push(...l);
+      medians[i]!.push(medianOf(l));
     });
   }
-  return { server: server.name, peakPssMiB: rss.stop() / (1024 * 1024), levels: out };
+  return servers.map((s, i) => ({
+    server: s.name,
+    peakPssMiB: samplers[i]!.stop() / (1024 * 1024),
+    levels: repeat > 1 ? medians[i]! : passes[i]!,
+    ...(repeat > 1 ? { passes: passes[i]! } : {}),
+  }));
 }
 
 function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: string): string {
@@ -251,10 +308,11 @@ function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: strin
   const lines = [`corpus: ${corpus.length} messages (${[...groups].map(([g, n]) => `${g} ${n}`).join(', ')}), ${mib.toFixed(1)} MiB, ${order} order`];
   const head = ['server', 'conc', 'msgs/s', 'p50 ms', 'p99 ms', 'cpu ms/msg', 'client cpu', 'errors', 'peak mem MiB (PSS)'];
   const rows: string[][] = [];
+  const row = (name: string, s: ServerSummary, l: LevelResult): string[] =>
+    [name, String(l.concurrency), l.messagesPerSec.toFixed(1), l.p50Ms.toFixed(2), l.p99Ms.toFixed(2), l.cpuMsPerMessage.toFixed(2), l.clientCpuMsPerMessage.toFixed(2), String(l.errors), s.peakPssMiB.toFixed(0)];
   for (const s of summaries) {
-    for (const l of s.levels) {
-      rows.push([s.server, String(l.concurrency), l.messagesPerSec.toFixed(1), l.p50Ms.toFixed(2), l.p99Ms.toFixed(2), l.cpuMsPerMessage.toFixed(2), l.clientCpuMsPerMessage.toFixed(2), String(l.errors), s.peakPssMiB.toFixed(0)]);
-    }
+    for (const l of s.passes ?? []) rows.push(row(`${s.server} pass ${l.pass + 1}`, s, l));
+    for (const l of s.levels) rows.push(row(s.passes ? `${s.server} median` : s.server, s, l));
   }
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
@@ -277,8 +335,10 @@ async function main(): Promise<void> {
     .option('--warmup <n>', 'messages each server scans unmeasured first (default: all; 0: no warm-up)', (v) => Number(v))
     .option('--slowest <n>', 'list the n slowest scans of each measured level', (v) => Number(v), 0)
     .option('--order <order>', 'arrival order: grouped (folder by folder) or mixed (one fixed shuffle)', 'grouped')
+    .option('--repeat <n>', 'measured passes per level and server; the table adds their medians', (v) => Number(v), 1)
     .parse();
-  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number; order: string }>();
+  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number; order: string; repeat: number }>();
+  if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error(`--repeat: expected a whole number of passes (1 or more), found ${o.repeat}`);
   if (o.order !== 'mixed' && o.order !== 'grouped') throw new Error(`--order: expected mixed or grouped, found ${o.order}`);
   const levels = o.concurrency.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
   const log = (s: string): void => { process.stderr.write(`${s}\n`); };
@@ -286,22 +346,21 @@ async function main(): Promise<void> {
   const loaded = await loadCorpus(root, o.limit);
   const corpus = o.order === 'mixed' ? shuffled(loaded, ORDER_SEED) : loaded;
   const warmup = o.warmup !== undefined && Number.isInteger(o.warmup) && o.warmup >= 0 ? o.warmup : corpus.length;
-  const summaries: ServerSummary[] = [];
-  const runOne = async (start: () => Promise<RunningServer>): Promise<void> => {
-    const server = await start();
-    try {
-      summaries.push(await measure(server, corpus, levels, warmup, log, o.slowest));
-    } finally {
-      await server.stop();
+  const servers: RunningServer[] = [];
+  let summaries: ServerSummary[];
+  try {
+    if (o.mailsift) {
+      log(`starting mailsift with ${o.workers} workers…`);
+      servers.push(await startMailsift(root, o.workers));
     }
-  };
-  if (o.mailsift) {
-    log(`starting mailsift with ${o.workers} workers…`);
-    await runOne(() => startMailsift(root, o.workers));
-  }
-  if (o.rspamd) {
-    log(`starting the reference Rspamd with ${o.workers} workers…`);
-    await runOne(() => startReferenceRspamd(o.workers));
+    if (o.rspamd) {
+      log(`starting the reference Rspamd with ${o.workers} workers…`);
+      servers.push(await startReferenceRspamd(o.workers));
+    }
+    if (servers.length === 0) throw new Error('nothing to measure: --no-mailsift without --rspamd');
+    summaries = await measureAll(servers, corpus, levels, o.repeat, warmup, log, o.slowest);
+  } finally {
+    for (const s of servers) await s.stop();
   }
   if (o.json) process.stdout.write(JSON.stringify({ date: new Date().toISOString(), workers: o.workers, corpus: corpus.length, order: o.order, results: summaries }, null, 2) + '\n');
   else process.stdout.write(table(summaries, corpus, o.order) + '\n');
