@@ -263,7 +263,6 @@ async function measureAll(servers: RunningServer[], corpus: CorpusMessage[], lev
   const wires = servers.map((s) => corpus.map((m) => wireRequest(s.scan, m.bytes)));
   const samplers = servers.map((s) => new RssSampler(() => s.pids()));
   const passes = servers.map((): LevelResult[] => []);
-  const medians = servers.map((): LevelResult[] => []);
   if (warmup > 0) {
     const n = Math.min(warmup, corpus.length);
     for (const [i, s] of servers.entries()) {
@@ -274,7 +273,6 @@ async function measureAll(servers: RunningServer[], corpus: CorpusMessage[], lev
   let scannedBefore = warmup > 0;
   let round = 0;
   for (const c of levels) {
-    const atLevel = servers.map((): LevelResult[] => []);
     for (let pass = 0; pass < repeat; pass++) {
       // Every measured pass starts with the DNS answers of the previous pass expired, for the
       // reason given at WARMUP_SETTLE_MS: otherwise a pass would replay the cached lookups of the
@@ -286,17 +284,13 @@ async function measureAll(servers: RunningServer[], corpus: CorpusMessage[], lev
       scannedBefore = true;
       const order = servers.map((_, i) => i);
       if (round++ % 2 === 1) order.reverse();
-      for (const i of order) atLevel[i]!.push(await measurePass(servers[i]!, corpus, wires[i]!, c, pass, log, slowest));
+      for (const i of order) passes[i]!.push(await measurePass(servers[i]!, corpus, wires[i]!, c, pass, log, slowest));
     }
-    atLevel.forEach((l, i) => {
-      passes[i]!.push(...l);
-      medians[i]!.push(medianOf(l));
-    });
   }
   return servers.map((s, i) => ({
     server: s.name,
     peakPssMiB: samplers[i]!.stop() / (1024 * 1024),
-    levels: repeat > 1 ? medians[i]! : passes[i]!,
+    levels: repeat > 1 ? levels.map((c) => medianOf(passes[i]!.filter((l) => l.concurrency === c))) : passes[i]!,
     ...(repeat > 1 ? { passes: passes[i]! } : {}),
   }));
 }

@@ -43,7 +43,7 @@ const usesUrlWhitelist = (r: CompiledRule): boolean =>
  * shares a check with a late list, waiting would change nothing and would only hold the late
  * lookups (all the URL lists, by default) back by a whole DNS round trip.
  */
-export function lateNeedsEarlyWhitelist(early: readonly PreparedRule[], late: readonly PreparedRule[]): boolean {
+function lateNeedsEarlyWhitelist(early: readonly PreparedRule[], late: readonly PreparedRule[]): boolean {
   const lateChecks = new Set(late.flatMap((p) => [...p.rule.checks]));
   return early.some((p) => p.rule.isWhitelist && [...p.rule.checks].some((c) => lateChecks.has(c)));
 }
