@@ -6,6 +6,7 @@ import { isLocalAddress } from '../shared/local-address.js';
 import type { ContentHeuristicsConfig } from './config.js';
 import { ADVANCE_FEE_THEMES, FREEMAIL_DOMAINS, SALES_PHRASES, STOCK_TOUT_THEMES } from './phrases.js';
 import { gate, gatedTest } from './gate.js';
+import { LiteralScanner } from './literal-scan.js';
 
 /** A run of blanks inside the raw Subject (folding excluded: its newline breaks the run). */
 const PADDED_SUBJECT = /\S[ \t]{5,}\S/;
@@ -123,23 +124,26 @@ const BODY_RULES = ([
 const SALES_GATED = SALES_PHRASES.map(gate);
 const ADVANCE_FEE_GATED = ADVANCE_FEE_THEMES.map(gate);
 const STOCK_TOUT_GATED = STOCK_TOUT_THEMES.map(gate);
+const GATE_LITERALS = new LiteralScanner(
+  [...BODY_RULES.map((r) => r.g), ...SALES_GATED, ...ADVANCE_FEE_GATED, ...STOCK_TOUT_GATED].flatMap((g) => g.anyOf ?? []),
+);
 
 export function checkBodyText(task: Task): void {
   const text = bodyText(task);
   if (!text) return;
-  const lower = text.toLowerCase();
-  for (const r of BODY_RULES) if (gatedTest(r.g, text, lower)) task.insert(r.name);
+  const found = GATE_LITERALS.scan(text.toLowerCase());
+  for (const r of BODY_RULES) if (gatedTest(r.g, text, found)) task.insert(r.name);
   let phrases = 0;
-  for (const g of SALES_GATED) if (gatedTest(g, text, lower)) phrases++;
+  for (const g of SALES_GATED) if (gatedTest(g, text, found)) phrases++;
   if (phrases >= PITCH_FROM) {
     const weight = Math.min(1, (phrases - PITCH_FROM + 1) / (PITCH_FULL - PITCH_FROM + 1));
     task.insert('BODY_SALES_PITCH', weight, String(phrases));
   }
   let themes = 0;
-  for (const g of ADVANCE_FEE_GATED) if (gatedTest(g, text, lower)) themes++;
+  for (const g of ADVANCE_FEE_GATED) if (gatedTest(g, text, found)) themes++;
   if (themes >= ADVANCE_FEE_MIN) task.insert('BODY_ADVANCE_FEE', 1, String(themes));
   let stock = 0;
-  for (const g of STOCK_TOUT_GATED) if (gatedTest(g, text, lower)) stock++;
+  for (const g of STOCK_TOUT_GATED) if (gatedTest(g, text, found)) stock++;
   if (stock >= STOCK_TOUT_MIN) task.insert('BODY_STOCK_TOUT', 1, String(stock));
   if (EXCLAIM_RUN.test(text)) task.insert('BODY_EXCLAIM');
   const { letters, upper } = letterCounts(text);

@@ -1,7 +1,7 @@
-// A cheap necessary condition for a phrase regexp: literal text that every match must contain.
-// The body rules run some eighty case-insensitive regexps over each message's text, and most
-// never match; a substring search of the lower-cased text is many times cheaper than a regexp
-// scan, so a regexp whose literal is absent is not run at all.
+// A cheap necessary condition for a phrase regexp: literals one of which every match must contain.
+// The body rules run some ninety case-insensitive regexps over each message's text, and most
+// never match; one pass over the lower-cased text finds which literals occur (LiteralScanner),
+// and a regexp none of whose literals occurs is not run at all.
 
 /** A regexp with the literals one of which every match contains (none known: always run). */
 export interface GatedRegExp {
@@ -23,25 +23,60 @@ function skipClass(src: string, i: number): number {
   return src.length;
 }
 
-/**
- * The longest run of plain literal characters outside groups in one top-level branch, which any
- * match of the branch must contain; undefined when the branch has none long enough.
- */
-function branchLiteral(src: string): string | undefined {
-  let best = '';
-  let cur = '';
+/** Index of the `)` closing the group opened at `i` (escapes and classes skipped). */
+function groupEnd(src: string, i: number): number {
   let depth = 0;
+  for (let j = i; j < src.length; j++) {
+    const c = src[j];
+    if (c === '\\') j++;
+    else if (c === '[') j = skipClass(src, j) - 1;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return j;
+  }
+  return src.length;
+}
+
+/** The better of two literal sets to gate on: the one whose shortest literal is longer, then the smaller. */
+function better(a: string[] | undefined, b: string[]): string[] {
+  if (!a) return b;
+  const minA = Math.min(...a.map((l) => l.length));
+  const minB = Math.min(...b.map((l) => l.length));
+  if (minB !== minA) return minB > minA ? b : a;
+  return b.length < a.length ? b : a;
+}
+
+/**
+ * Literals one of which every match of one top-level branch must contain: the longest run of
+ * plain characters outside groups, or a required group whose every alternative has such
+ * literals (`\b(?:debt|loan)`), whichever gates better; undefined when neither is long enough.
+ */
+function branchLiterals(src: string): string[] | undefined {
+  let best: string[] | undefined;
+  let cur = '';
   const endRun = (): void => {
-    if (cur.length > best.length) best = cur;
+    if (cur.length >= MIN_GATE) best = better(best, [cur.toLowerCase()]);
     cur = '';
   };
   for (let i = 0; i < src.length; i++) {
     const c = src[i]!;
     if (c === '\\') { endRun(); i++; continue; }
     if (c === '[') { endRun(); i = skipClass(src, i) - 1; continue; }
-    if (c === '(') { endRun(); depth++; continue; }
-    if (c === ')') { endRun(); depth--; continue; }
-    if (depth > 0) continue;
+    if (c === '(') {
+      endRun();
+      const end = groupEnd(src, i);
+      const next = src[end + 1];
+      // A group that may match nothing (?, *, {0,…}) or a look-around requires none of its text.
+      const optional = next === '?' || next === '*' || next === '{';
+      const body = src.slice(i + 1, end);
+      const inner = body.startsWith('?:') ? body.slice(2) : body.startsWith('?') ? undefined : body;
+      if (!optional && inner !== undefined) {
+        const lits = alternativesLiterals(inner);
+        if (lits) best = better(best, lits);
+      }
+      i = end;
+      continue;
+    }
+    if (c === ')') { endRun(); continue; }
     if (c === '?' || c === '*' || c === '{') {
       // The character before is optional (or repeated a counted number of times, maybe none).
       cur = cur.slice(0, -1);
@@ -53,7 +88,18 @@ function branchLiteral(src: string): string | undefined {
     cur += c;
   }
   endRun();
-  return best.length >= MIN_GATE ? best.toLowerCase() : undefined;
+  return best;
+}
+
+/** Literals one of which every match of an alternation must contain: the union over its branches. */
+function alternativesLiterals(src: string): string[] | undefined {
+  const out = new Set<string>();
+  for (const branch of topLevelBranches(src)) {
+    const lits = branchLiterals(branch);
+    if (!lits) return undefined;
+    for (const l of lits) out.add(l);
+  }
+  return [...out];
 }
 
 /** Splits a source at its top-level `|` (not inside groups or classes). */
@@ -74,13 +120,12 @@ function topLevelBranches(src: string): string[] {
 }
 
 export function gate(re: RegExp): GatedRegExp {
-  const literals = topLevelBranches(re.source).map(branchLiteral);
-  if (literals.some((l) => l === undefined)) return { re };
-  return { re, anyOf: [...new Set(literals as string[])] };
+  const anyOf = alternativesLiterals(re.source);
+  return anyOf ? { re, anyOf } : { re };
 }
 
-/** Whether `g` matches `text`; `lower` is `text.toLowerCase()`. */
-export function gatedTest(g: GatedRegExp, text: string, lower: string): boolean {
-  if (g.anyOf && !g.anyOf.some((l) => lower.includes(l))) return false;
+/** Whether `g` matches `text`; `found` holds the gate literals `text` contains (LiteralScanner). */
+export function gatedTest(g: GatedRegExp, text: string, found: ReadonlySet<string>): boolean {
+  if (g.anyOf && !g.anyOf.some((l) => found.has(l))) return false;
   return g.re.test(text);
 }
