@@ -7,7 +7,7 @@ import { decodeCharset } from '../../src/message/charset.js';
 import { parseContentType, parseParams } from '../../src/message/content-type.js';
 import { decodeEncodedWords } from '../../src/message/encoded-words.js';
 import { decodeTransfer } from '../../src/message/transfer-decode.js';
-import { renderHtml } from '../../src/message/html-text.js';
+import { collapseWhitespace, renderHtml } from '../../src/message/html-text.js';
 import { parseMessage } from '../../src/message/parse-message.js';
 import { rspamdMessage } from './fixtures.js';
 
@@ -82,4 +82,11 @@ test('ISO-2022-JP (which iconv-lite lacks) in encoded words and bodies', () => {
   assert.equal(m.textParts[0]?.text.trim(), '未承諾広告');
   // A label no decoder knows still falls back and says so.
   assert.equal(decodeCharset(Buffer.from('abc'), 'x-no-such-charset').bad, true);
+});
+
+test('collapseWhitespace: blank runs become one space, line-break runs one newline, ends trimmed', () => {
+  assert.equal(collapseWhitespace('  a  b\tc\u00a0d e \r\n\n  f \n g\n'), 'a b c d e\nf\ng');
+  assert.equal(collapseWhitespace('one two\nthree'), 'one two\nthree');
+  assert.equal(collapseWhitespace('x \u00a0\n\u00a0 \n\ty'), 'x\ny');
+  assert.equal(collapseWhitespace(' \t\r\n '), '');
 });
