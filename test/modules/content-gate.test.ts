@@ -25,6 +25,9 @@ test('gate: the literal every match must contain, per top-level branch; none whe
   assert.equal(gate(/(?=debt)\w+/i).anyOf, undefined);
   assert.equal(gate(/\b(?:debt|\d+)/i).anyOf, undefined);
   assert.equal(gate(/[abcdef]{3}\d{4}/).anyOf, undefined);
+  // Unicode case folding matches non-ASCII letters to ASCII ones: not gated.
+  assert.equal(gate(/\bkey\b/iu).anyOf, undefined);
+  assert.deepEqual(gate(/\bkey\b/u).anyOf, ['key']);
   // Upper case in a case-sensitive pattern is still a necessary condition on the lower-cased text.
   assert.deepEqual(gate(/^\s*ATTN\b/m).anyOf, ['attn']);
 });
@@ -38,7 +41,7 @@ test('gatedTest agrees with the regexp itself on every phrase rule over real mes
   assert.ok(rules.filter((g) => !g.anyOf).length <= 3, 'nearly every phrase rule is gated');
   let matches = 0;
   for (const text of texts) {
-    const found = scanner.scan(text.toLowerCase());
+    const found = scanner.scan(text);
     for (const g of rules) {
       const want = g.re.test(text);
       if (want) matches++;
@@ -55,5 +58,9 @@ test('LiteralScanner finds exactly the literals a text contains, overlapping and
   for (const t of texts) {
     assert.deepEqual([...scanner.scan(t)].sort(), literals.filter((l) => t.includes(l)).sort(), t);
   }
-  assert.throws(() => new LiteralScanner(['café']), /not ASCII/);
+  // ASCII letters match in either case; other characters only as written.
+  assert.deepEqual([...scanner.scan('USHER, No Obligation')].sort(), ['he', 'no obligation', 'she', 'usher']);
+  assert.deepEqual([...scanner.scan('\u212Aey \u0130s')], []);
+  assert.throws(() => new LiteralScanner(['café']), /not lower-case ASCII/);
+  assert.throws(() => new LiteralScanner(['Usher']), /not lower-case ASCII/);
 });

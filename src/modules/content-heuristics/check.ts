@@ -131,7 +131,7 @@ const GATE_LITERALS = new LiteralScanner(
 export function checkBodyText(task: Task): void {
   const text = bodyText(task);
   if (!text) return;
-  const found = GATE_LITERALS.scan(text.toLowerCase());
+  const found = GATE_LITERALS.scan(text);
   for (const r of BODY_RULES) if (gatedTest(r.g, text, found)) task.insert(r.name);
   let phrases = 0;
   for (const g of SALES_GATED) if (gatedTest(g, text, found)) phrases++;

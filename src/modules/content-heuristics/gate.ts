@@ -1,6 +1,6 @@
 // A cheap necessary condition for a phrase regexp: literals one of which every match must contain.
 // The body rules run some ninety case-insensitive regexps over each message's text, and most
-// never match; one pass over the lower-cased text finds which literals occur (LiteralScanner),
+// never match; one pass over the text finds which literals occur, in either case (LiteralScanner),
 // and a regexp none of whose literals occurs is not run at all.
 
 /** A regexp with the literals one of which every match contains (none known: always run). */
@@ -120,6 +120,9 @@ function topLevelBranches(src: string): string[] {
 }
 
 export function gate(re: RegExp): GatedRegExp {
+  // Unicode case folding lets non-ASCII letters match ASCII ones (K, the Kelvin sign, matches k),
+  // which an ASCII-only search would miss: such regexps are not gated.
+  if (re.flags.includes('i') && (re.unicode || re.flags.includes('v'))) return { re };
   const anyOf = alternativesLiterals(re.source);
   return anyOf ? { re, anyOf } : { re };
 }

@@ -1,5 +1,5 @@
-// Which of a fixed set of lower-case ASCII literals a text contains, in one pass over the text
-// (an Aho–Corasick automaton compiled to a transition table). The body rules gate some ninety
+// Which of a fixed set of lower-case ASCII literals a text contains, ASCII letters in either case,
+// in one pass over the text (an Aho–Corasick automaton compiled to a transition table). The body rules gate some ninety
 // regexps on a few hundred literals; one `includes` per literal read each body that many times.
 // The npm Aho–Corasick packages match by Unicode grapheme and collect match objects, which
 // measured over a hundred times slower than the substring searches they would replace.
@@ -22,11 +22,13 @@ export class LiteralScanner {
     for (const l of this.#literals) {
       for (let i = 0; i < l.length; i++) {
         const c = l.charCodeAt(i);
-        if (c >= 128) throw new Error(`literal scanner: not ASCII: ${JSON.stringify(l)}`);
+        if (c >= 128 || (c >= 0x41 && c <= 0x5a)) throw new Error(`literal scanner: not lower-case ASCII: ${JSON.stringify(l)}`);
         if (this.#classOf[c] === 0) this.#classOf[c] = width++;
       }
     }
     this.#width = width;
+    // Upper-case ASCII letters take their lower-case letter's class: the text needs no lower-casing.
+    for (let c = 0x41; c <= 0x5a; c++) this.#classOf[c] = this.#classOf[c + 0x20]!;
     // The trie, with -1 for a missing edge.
     const edges: Int32Array[] = [new Int32Array(width).fill(-1)];
     const ends: number[][] = [[]];
@@ -72,16 +74,16 @@ export class LiteralScanner {
     this.#final = Uint8Array.from(ends, (e) => (e.length > 0 ? 1 : 0));
   }
 
-  /** The literals `lower` contains; `lower` is already lower-cased (literals are matched as given). */
-  scan(lower: string): Set<string> {
+  /** The literals `text` contains, ignoring the case of ASCII letters. */
+  scan(text: string): Set<string> {
     const found = new Set<string>();
     const next = this.#next;
     const classOf = this.#classOf;
     const final = this.#final;
     const width = this.#width;
     let s = 0;
-    for (let i = 0; i < lower.length; i++) {
-      const c = lower.charCodeAt(i);
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
       s = next[s * width + (c < 128 ? classOf[c]! : 0)]!;
       if (final[s] === 1) for (const id of this.#ends[s]!) found.add(this.#literals[id]!);
     }
