@@ -13,6 +13,8 @@ const linkify = new LinkifyIt({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true
 
 // A dot, colon or @ between word characters: where a URL or address token may be.
 const TRIGGER = /[A-Za-z0-9\u00a1-\uffff][.:@][A-Za-z0-9\u00a1-\uffff/]/g;
+/** TRIGGER for a plain test: text without it holds no URL or address linkify would find. */
+const HAS_TRIGGER = new RegExp(TRIGGER.source);
 
 /** Token delimiters for candidate extraction: whitespace, quotes and angle brackets. */
 function isTokenEnd(c: number): boolean {
@@ -155,7 +157,7 @@ export class UrlCollector {
       if (!link.href || link.href.startsWith('#')) continue;
       let displayed: string | undefined;
       const shown = link.text;
-      if (shown && shown.length < 2048 && linkify.test(shown)) {
+      if (shown && shown.length < 2048 && HAS_TRIGGER.test(shown) && linkify.test(shown)) {
         const m = linkify.matchAtStart(shown) ?? linkify.match(shown)?.[0];
         if (m && m.schema !== 'mailto:') {
           displayed = m.schema === '' ? m.raw : m.url;
