@@ -21,6 +21,7 @@ import { createHttpCrypt } from '../http/crypt/index.js';
 import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
 import type { StatsHub } from '../observability/stats-hub.js';
 import { startFuzzyWorker } from '../fuzzy/worker.js';
+import { tuneV8ForScanning } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 
 export type WorkerRole = 'normal' | 'controller' | 'fuzzy';
@@ -80,6 +81,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
   });
   if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire));
   if (role === 'normal') {
+    tuneV8ForScanning();
     const w = cfg.workers.normal;
     const wlog = log.child('normal');
     const scanner = await createEngine(cfg.engine, builtinModules, { log: log.child('engine'), stores: svc.stores, maps });
