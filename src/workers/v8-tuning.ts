@@ -7,8 +7,8 @@ import v8 from 'node:v8';
  * many are still alive at a young collection, so V8 pretenures sites the scans use; those objects
  * then die in the old generation, and while they wait for a full collection they keep young
  * objects they point to alive through every young collection in between. Measured over the
- * development corpus in one process (three paired runs): young-collection pause time 1 250–1 430
- * → 660–790 ms and promoted bytes 270 → 95 MB per 9 750 scans with pretenuring off.
+ * development corpus in one process (four paired runs of 9 750 scans): young-collection pause
+ * time 1 250–1 430 → 660–790 ms and bytes promoted 265–275 → 90–100 MB with pretenuring off.
  */
 export function tuneV8ForScanning(): void {
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
