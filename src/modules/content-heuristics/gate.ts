@@ -1,5 +1,5 @@
 // A cheap necessary condition for a phrase regexp: literals one of which every match must contain.
-// The body rules run some ninety case-insensitive regexps over each message's text, and most
+// The body rules run some eighty case-insensitive regexps over each message's text, and most
 // never match; one pass over the text finds which literals occur, in either case (LiteralScanner),
 // and a regexp none of whose literals occurs is not run at all.
 

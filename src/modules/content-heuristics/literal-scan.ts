@@ -1,8 +1,8 @@
 // Which of a fixed set of lower-case ASCII literals a text contains, ASCII letters in either case,
-// in one pass over the text (an Aho–Corasick automaton compiled to a transition table). The body rules gate some ninety
-// regexps on a few hundred literals; one `includes` per literal read each body that many times.
-// The npm Aho–Corasick packages match by Unicode grapheme and collect match objects, which
-// measured over a hundred times slower than the substring searches they would replace.
+// in one pass over the text (an Aho–Corasick automaton compiled to a transition table). The body
+// rules gate some eighty regexps on over a hundred literals; one `includes` per literal read each
+// body that many times. The npm Aho–Corasick packages match by Unicode grapheme and collect match
+// objects, which measured over a hundred times slower than the substring searches they replace.
 
 export class LiteralScanner {
   readonly #literals: string[];
