@@ -2,13 +2,14 @@
 import v8 from 'node:v8';
 
 /**
- * V8 moves objects from allocation sites whose objects often survive straight into the old
- * generation ("pretenuring"). A scan's objects are short-lived, but with several scans in flight
- * many are still alive at a young collection, so V8 pretenures sites the scans use; those objects
- * then die in the old generation, and while they wait for a full collection they keep young
- * objects they point to alive through every young collection in between. Measured over the
- * development corpus in one process (four paired runs of 9 750 scans): young-collection pause
- * time 1 250–1 430 → 660–790 ms and bytes promoted 265–275 → 90–100 MB with pretenuring off.
+ * V8 allocates objects from "pretenured" allocation sites (sites whose objects often survived a
+ * young collection) straight into the old generation. The scan path's sites get pretenured, even
+ * with one scan at a time, though nearly all its objects die within the scan. Our reading of why
+ * that costs so much: the dead old objects stay until a full collection, and until then they keep
+ * the young objects they point to alive through every young collection. Measured over the development
+ * corpus in one process (four paired runs of 9 750 scans, `--trace-gc-nvp`): young-collection
+ * pause time 1 250–1 430 → 660–790 ms and bytes promoted 265–275 → 90–100 MB with pretenuring
+ * off. Process-wide: under `--single` the controller shares the setting.
  */
 export function tuneV8ForScanning(): void {
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
