@@ -1,6 +1,6 @@
 // HTML part → visible text plus the facts rules look at (tags, links with their displayed
-// text, images). One streaming pass with htmlparser2; no DOM is built.
-import { Parser } from 'htmlparser2';
+// text, images). One streaming pass (html-reader.ts); no DOM is built.
+import { readHtml } from './html-reader.js';
 import { MAX_HTML_BYTES, MAX_HTML_LINKS } from './limits.js';
 import type { HtmlFacts, HtmlImage } from './types.js';
 
@@ -9,20 +9,25 @@ export interface RenderedHtml {
   facts: HtmlFacts;
 }
 
-// Content of these elements is never shown to the reader.
-const HIDDEN = new Set(['script', 'style', 'title', 'template', 'xml']);
-// Elements that start a new line when rendered.
-const BLOCK = new Set([
+// How the renderer treats an element, one bit each. Looked up once per tag event (one map
+// lookup instead of a set lookup per property).
+const HIDDEN = 1; // content never shown to the reader
+const BLOCK = 2; // starts a new line
+const CELL = 4; // a table cell: a space
+const VOID = 8; // has no content, so no end tag to miss
+const OPTIONAL_CLOSE = 16; // browsers close it implicitly: an implied close is not broken HTML
+const KIND = new Map<string, number>();
+function mark(bit: number, names: string[]): void {
+  for (const n of names) KIND.set(n, (KIND.get(n) ?? 0) | bit);
+}
+mark(HIDDEN, ['script', 'style', 'title', 'template', 'xml']);
+mark(BLOCK, [
   'p', 'div', 'br', 'tr', 'li', 'ul', 'ol', 'table', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
   'blockquote', 'hr', 'pre', 'section', 'article', 'header', 'footer', 'dd', 'dt', 'center',
 ]);
-const CELL = new Set(['td', 'th']);
-const VOID = new Set([
-  'area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source',
-  'track', 'wbr', 'basefont', 'frame', 'keygen',
-]);
-// Elements browsers close implicitly; an implied close of these is not a sign of broken HTML.
-const OPTIONAL_CLOSE = new Set(['p', 'li', 'td', 'th', 'tr', 'tbody', 'thead', 'tfoot', 'option', 'dd', 'dt', 'html', 'body', 'head', 'colgroup']);
+mark(CELL, ['td', 'th']);
+mark(VOID, ['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr', 'basefont', 'frame', 'keygen']);
+mark(OPTIONAL_CLOSE, ['p', 'li', 'td', 'th', 'tr', 'tbody', 'thead', 'tfoot', 'option', 'dd', 'dt', 'html', 'body', 'head', 'colgroup']);
 
 /**
  * Collapse blank runs to one space and line-break runs to one newline. The patterns match only
@@ -38,6 +43,9 @@ function dimension(v: string | undefined): number {
   return Number.isFinite(n) && n > 0 ? n : 0;
 }
 
+/** Elements whose attributes the renderer reads. */
+const ATTRIBUTE_TAGS: ReadonlySet<string> = new Set(['a', 'area', 'img', 'link']);
+
 export function renderHtml(html: string): RenderedHtml {
   const imageTags: HtmlImage[] = [];
   const linkTags: string[] = [];
@@ -47,54 +55,63 @@ export function renderHtml(html: string): RenderedHtml {
   const out: string[] = [];
   let hidden = 0;
   let link: { href: string; text: string } | undefined;
-  const parser = new Parser(
-    {
-      onopentag(name, attribs) {
-        facts.tags.add(name);
-        if (HIDDEN.has(name)) hidden++;
-        else if (BLOCK.has(name)) out.push('\n');
-        else if (CELL.has(name)) out.push(' ');
-        if ((name === 'a' || name === 'area') && attribs['href'] !== undefined && facts.links.length < MAX_HTML_LINKS) {
-          const l = { href: attribs['href'].trim(), text: '' };
-          facts.links.push(l);
-          if (name === 'a') link = l;
-        } else if (name === 'img' && attribs['src'] !== undefined && facts.images.length < MAX_HTML_LINKS) {
-          const src = attribs['src'].trim();
-          facts.images.push(src);
-          const lower = src.slice(0, 5).toLowerCase();
-          imageTags.push({
-            src,
-            width: dimension(attribs['width']),
-            height: dimension(attribs['height']),
-            linked: openAnchors > 0,
-            embedded: lower.startsWith('cid:') || lower.startsWith('data:'),
-          });
-        } else if (name === 'link' && attribs['href'] !== undefined && linkTags.length < MAX_HTML_LINKS) {
-          linkTags.push(attribs['href'].trim());
-        }
-        if (name === 'a' && attribs['href'] !== undefined) openAnchors++;
-      },
-      ontext(text) {
-        if (hidden > 0) return;
-        // Source line breaks are plain whitespace in HTML; only block elements break lines.
-        out.push(text.indexOf('\n') >= 0 ? text.replace(/[\r\n]+/g, ' ') : text);
-        if (link) link.text += text;
-      },
-      onclosetag(name, isImplied) {
-        if (HIDDEN.has(name)) hidden = Math.max(0, hidden - 1);
-        else if (BLOCK.has(name) && name !== 'br') out.push('\n');
-        if (name === 'a' && openAnchors > 0) openAnchors--;
-        if (name === 'a' && link) {
-          link.text = link.text.trim().replace(/\s+/g, ' ');
-          link = undefined;
-        }
-        if (isImplied && !VOID.has(name) && !OPTIONAL_CLOSE.has(name)) facts.unbalanced = true;
-      },
+  // The attributes of the tag being read (the first of a repeated name counts).
+  let href: string | undefined;
+  let src: string | undefined;
+  let width: string | undefined;
+  let height: string | undefined;
+  readHtml(html.length > MAX_HTML_BYTES ? html.slice(0, MAX_HTML_BYTES) : html, {
+    onattribute(name, value) {
+      if (name === 'href') href ??= value;
+      else if (name === 'src') src ??= value;
+      else if (name === 'width') width ??= value;
+      else if (name === 'height') height ??= value;
     },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-  );
-  parser.write(html.length > MAX_HTML_BYTES ? html.slice(0, MAX_HTML_BYTES) : html);
-  parser.end();
+    onopentag(name) {
+      facts.tags.add(name);
+      const kind = KIND.get(name) ?? 0;
+      if (kind & HIDDEN) hidden++;
+      else if (kind & BLOCK) out.push('\n');
+      else if (kind & CELL) out.push(' ');
+      if ((name === 'a' || name === 'area') && href !== undefined && facts.links.length < MAX_HTML_LINKS) {
+        const l = { href: href.trim(), text: '' };
+        facts.links.push(l);
+        if (name === 'a') link = l;
+      } else if (name === 'img' && src !== undefined && facts.images.length < MAX_HTML_LINKS) {
+        const s = src.trim();
+        facts.images.push(s);
+        const lower = s.slice(0, 5).toLowerCase();
+        imageTags.push({
+          src: s,
+          width: dimension(width),
+          height: dimension(height),
+          linked: openAnchors > 0,
+          embedded: lower.startsWith('cid:') || lower.startsWith('data:'),
+        });
+      } else if (name === 'link' && href !== undefined && linkTags.length < MAX_HTML_LINKS) {
+        linkTags.push(href.trim());
+      }
+      if (name === 'a' && href !== undefined) openAnchors++;
+      href = src = width = height = undefined;
+    },
+    ontext(text) {
+      if (hidden > 0) return;
+      // Source line breaks are plain whitespace in HTML; only block elements break lines.
+      out.push(text.indexOf('\n') >= 0 ? text.replace(/[\r\n]+/g, ' ') : text);
+      if (link) link.text += text;
+    },
+    onclosetag(name, isImplied) {
+      const kind = KIND.get(name) ?? 0;
+      if (kind & HIDDEN) hidden = Math.max(0, hidden - 1);
+      else if (kind & BLOCK && name !== 'br') out.push('\n');
+      if (name === 'a' && openAnchors > 0) openAnchors--;
+      if (name === 'a' && link) {
+        link.text = link.text.trim().replace(/\s+/g, ' ');
+        link = undefined;
+      }
+      if (isImplied && (kind & (VOID | OPTIONAL_CLOSE)) === 0) facts.unbalanced = true;
+    },
+  }, ATTRIBUTE_TAGS);
   if (link) link.text = link.text.trim().replace(/\s+/g, ' ');
   return { text: collapseWhitespace(out.join('')), facts };
 }
