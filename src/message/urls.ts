@@ -5,6 +5,7 @@ import { LinkifyIt, type Match } from 'linkify-it';
 import { getDomain } from 'tldts';
 import { makeAddress } from './addresses.js';
 import { MAX_BODY_EMAILS, MAX_URL_CANDIDATES, MAX_URLS, MAX_URL_SCAN_CHARS } from './limits.js';
+import { memoize } from './memo.js';
 import type { EmailAddress, FoundUrl, HtmlFacts } from './types.js';
 
 // Built once per process: linkify compiles its regexps at construction.
@@ -15,6 +16,15 @@ const linkify = new LinkifyIt({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true
 const TRIGGER = /[A-Za-z0-9\u00a1-\uffff][.:@][A-Za-z0-9\u00a1-\uffff/]/g;
 /** TRIGGER for a plain test: text without it holds no URL or address linkify would find. */
 const HAS_TRIGGER = new RegExp(TRIGGER.source);
+/**
+ * What a token needs for linkify to find anything in it: an address (`@`), a scheme (`//`,
+ * `mailto:`), a host with a top-level domain (a dot and two letters) or a dotted IPv4 address.
+ * Times, version numbers and prices (`10:54:46`, `1.0.4`, `7.99`) have none and skip its
+ * search regexps, which cost more than the rest of the URL scan.
+ */
+const MAY_LINK = /@|\/\/|mailto:|\.[A-Za-z\u00a1-\uffff]{2}|\d\.\d+\.\d+\.\d/i;
+/** Registrable domain of a host; hosts recur from message to message. */
+const registrableDomain = memoize((host: string): string | null => getDomain(host));
 
 /** Token delimiters for candidate extraction: whitespace, quotes and angle brackets. */
 function isTokenEnd(c: number): boolean {
@@ -28,6 +38,8 @@ const HOSTLESS_SCHEMES = new Set(['javascript:', 'data:', 'cid:', 'about:', 'tel
 /** Collects URLs and addresses for one message, de-duplicated, capped. */
 export class UrlCollector {
   readonly urls = new Map<string, FoundUrl>();
+  /** Candidate text as given (trimmed) → its stored entry: a link repeated in a message is parsed once. */
+  readonly #byCandidate = new Map<string, FoundUrl>();
   readonly emails = new Map<string, EmailAddress>();
   /** Set when MAX_URLS was reached. */
   truncated = false;
@@ -38,6 +50,13 @@ export class UrlCollector {
   add(candidate: string, flags: readonly string[], displayed?: string): FoundUrl | undefined {
     let text = candidate.trim();
     if (!text) return undefined;
+    const known = this.#byCandidate.get(text);
+    if (known) {
+      // Its own flags (schemaless, numeric, …) were taken when it was first stored.
+      this.#merge(known, flags, displayed);
+      return known;
+    }
+    const given = text;
     const extra: string[] = [];
     const c0 = text[0];
     // Relative links (`/path`, `./x`, `?q`) have no host of their own.
@@ -55,7 +74,7 @@ export class UrlCollector {
       const addr = makeAddress(decodeURIComponentSafe(text.slice(7).split('?')[0]!).trim());
       if (addr.invalid) return undefined;
       this.addEmail(addr.address);
-      return this.#store(`mailto:${addr.address}`, 'mailto', addr.domain, addr.domain, flags, [], displayed, true);
+      return this.#remember(given, this.#store(`mailto:${addr.address}`, 'mailto', addr.domain, addr.domain, flags, [], displayed, true));
     }
     let u: URL;
     try {
@@ -73,7 +92,18 @@ export class UrlCollector {
     const host = numeric || !hostAscii.includes('xn--') ? ascii : domainToUnicode(hostAscii) || hostAscii;
     // The URL parser adds a `/` path to a bare host; keep the URL as written (as Rspamd does).
     const href = u.pathname === '/' && !u.search && !u.hash && !HAS_PATH.test(text) ? u.href.slice(0, -1) : u.href;
-    return this.#store(href, u.protocol.slice(0, -1), host, ascii, flags, extra, displayed, false, numeric ? bare : undefined);
+    return this.#remember(given, this.#store(href, u.protocol.slice(0, -1), host, ascii, flags, extra, displayed, false, numeric ? bare : undefined));
+  }
+
+  #remember(candidate: string, found: FoundUrl | undefined): FoundUrl | undefined {
+    if (found) this.#byCandidate.set(candidate, found);
+    return found;
+  }
+
+  #merge(seen: FoundUrl, flags: readonly string[], displayed: string | undefined, extra: readonly string[] = []): void {
+    for (const f of flags) seen.flags.add(f);
+    for (const f of extra) seen.flags.add(f);
+    if (displayed !== undefined && seen.displayed === undefined) seen.displayed = displayed;
   }
 
   #store(
@@ -89,9 +119,7 @@ export class UrlCollector {
   ): FoundUrl | undefined {
     const seen = this.urls.get(url);
     if (seen) {
-      for (const f of flags) seen.flags.add(f);
-      for (const f of extra) seen.flags.add(f);
-      if (displayed !== undefined && seen.displayed === undefined) seen.displayed = displayed;
+      this.#merge(seen, flags, displayed, extra);
       return seen;
     }
     if (this.urls.size >= MAX_URLS) {
@@ -99,7 +127,7 @@ export class UrlCollector {
       return undefined;
     }
     const found: FoundUrl = { url, scheme, host, hostAscii, flags: new Set([...flags, ...extra]), isEmail };
-    let tld = ip ?? (hostAscii ? getDomain(hostAscii) : null);
+    let tld = ip ?? (hostAscii ? registrableDomain(hostAscii) : null);
     // Keep `tld` in the same form as `host`, so `host.endsWith(tld)` holds for IDN hosts too.
     if (tld && tld.includes('xn--')) tld = domainToUnicode(tld) || tld;
     if (tld) found.tld = tld;
@@ -137,6 +165,7 @@ export class UrlCollector {
         this.add(direct, flags);
         continue;
       }
+      if (!MAY_LINK.test(token)) continue;
       const matches = linkify.match(token);
       if (matches) this.#takeMatches(matches, flags, collectEmails);
     }
@@ -157,12 +186,9 @@ export class UrlCollector {
       if (!link.href || link.href.startsWith('#')) continue;
       let displayed: string | undefined;
       const shown = link.text;
-      if (shown && shown.length < 2048 && HAS_TRIGGER.test(shown) && linkify.test(shown)) {
-        const m = linkify.matchAtStart(shown) ?? linkify.match(shown)?.[0];
-        if (m && m.schema !== 'mailto:') {
-          displayed = m.schema === '' ? m.raw : m.url;
-          this.add(displayed, ['html_displayed']);
-        }
+      if (shown && shown.length < 2048 && HAS_TRIGGER.test(shown)) {
+        displayed = shownUrl(shown);
+        if (displayed !== undefined) this.add(displayed, ['html_displayed']);
       }
       this.add(link.href, [], displayed);
     }
@@ -219,6 +245,24 @@ function directUrl(token: string): string | undefined {
     else break;
   }
   return t;
+}
+
+/**
+ * The URL a link's text shows: the first one in it, or the one it starts with. Text that starts
+ * with `http://`, `https://` or `ftp://` is read by directUrl (as the body scan does) without
+ * linkify's search regexps.
+ */
+function shownUrl(shown: string): string | undefined {
+  if (SCHEME_AT_START.test(shown)) {
+    let end = 0;
+    while (end < shown.length && !isTokenEnd(shown.charCodeAt(end))) end++;
+    const direct = directUrl(shown.slice(0, end));
+    if (direct !== undefined) return direct;
+  }
+  if (!linkify.test(shown)) return undefined;
+  const m = linkify.matchAtStart(shown) ?? linkify.match(shown)?.[0];
+  if (!m || m.schema === 'mailto:') return undefined;
+  return m.schema === '' ? m.raw : m.url;
 }
 
 function decodeURIComponentSafe(s: string): string {
