@@ -8,6 +8,7 @@ import type { CompiledComposite } from './composites.js';
 import type { ItemInfo, Registry } from './registry.js';
 import type { GroupLimit } from './scoring.js';
 import type { CompiledSettings } from './settings.js';
+import type { CpuTurns } from './cpu-turns.js';
 
 export interface EngineCore {
   readonly registry: Registry;
@@ -23,6 +24,8 @@ export interface EngineCore {
   readonly defaultSettings: CompiledSettings;
   /** The worker's shared resolver and Redis clients (network calls of tasks). */
   readonly net: NetServices;
+  /** Which ready scan runs next (the oldest): asked at each stage boundary. */
+  readonly turns: CpuTurns;
   /** A callback threw or rejected: log it and count it against the symbol. */
   recordError(item: ItemInfo, err: unknown): void;
 }

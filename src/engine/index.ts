@@ -18,6 +18,7 @@ import { createSettingsResolver, defaultSettings } from './settings.js';
 import type { CompiledSettings, SettingsResolver } from './settings.js';
 import { DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
 import { ScanTask } from './task.js';
+import { CpuTurns } from './cpu-turns.js';
 import { createNetServices } from '../plugin-api/net/index.js';
 import type { NetServices } from '../plugin-api/net/index.js';
 import { actionState, ScoreOverrides, type RuntimeOverrides } from './overrides.js';
@@ -111,6 +112,7 @@ class EngineImpl implements Engine, EngineCore {
   readonly defaultSettings: CompiledSettings;
   /** Set by createEngineWith right after construction (network calls of tasks). */
   net!: NetServices;
+  readonly turns = new CpuTurns();
   readonly #resolver: SettingsResolver;
   readonly #errors = new Map<string, number>();
   readonly #config: EngineConfig;

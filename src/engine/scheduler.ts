@@ -27,19 +27,26 @@ export async function runScan(task: ScanTask): Promise<void> {
   }
   for (const stage of ['connfilter', 'prefilters', 'filters'] as const) {
     if (task.skipped) break;
-    const p = runStage(task, stage);
-    if (p) await p;
+    await runStageInTurn(task, stage);
   }
   if (!task.skipped && !task.empty && core.composites.length > 0) evaluateComposites(core.composites, false, task, core.registry);
-  if (!task.skipped) {
-    const p = runStage(task, 'postfilters');
-    if (p) await p;
-  }
+  if (!task.skipped) await runStageInTurn(task, 'postfilters');
   if (!task.skipped && !task.empty && core.composites.length > 0) evaluateComposites(core.composites, true, task, core.registry);
   task.finalVerdict = task.buildVerdict();
-  const p = runStage(task, 'idempotent');
-  if (p) await p;
+  await runStageInTurn(task, 'idempotent');
   task.stage = 'done';
+}
+
+/**
+ * Runs a stage that has items once the scan's turn comes (cpu-turns.ts: the oldest ready scan of
+ * the worker goes first), and waits for its pending work.
+ */
+async function runStageInTurn(task: ScanTask, stage: Stage): Promise<void> {
+  const items = task.core.registry.stageOrder.get(stage);
+  if (!items || items.length === 0) return;
+  await task.core.turns.wait(task.startedAt);
+  const p = runStage(task, stage);
+  if (p) await p;
 }
 
 function mayStart(task: ScanTask, item: ItemInfo, stage: Stage): boolean {
