@@ -1,9 +1,8 @@
 // What happens after every scan, in whichever worker ran it (normal worker or the controller's
-// /checkv2): the counters are bumped and a history row is appended. Both are off the reply's
-// path: the row is written in the background and a store failure is logged, never returned.
+// /checkv2): the counters are bumped and a history row is handed to the statistics hub, which
+// writes it to the history store (stats-hub.ts). Both are off the reply's path.
 
 import type { Logger, ScanMeta, ScanResult } from '../plugin-api/index.js';
-import type { HistoryStore } from '../storage/types.js';
 import { buildHistoryRow } from './history-row.js';
 import type { StatsRecorder } from './stats-recorder.js';
 
@@ -21,13 +20,12 @@ export interface ScanInfo {
 
 export type ScanObserver = (info: ScanInfo) => void;
 
-export function createScanObserver(opts: { recorder: StatsRecorder; history?: HistoryStore; log: Logger }): ScanObserver {
-  const { recorder, history, log } = opts;
-  let warned = false;
+export function createScanObserver(opts: { recorder: StatsRecorder; log: Logger }): ScanObserver {
+  const { recorder, log } = opts;
   return (info) => {
     recorder.scan(info.result, info.seconds);
     // Tasks flagged not to be logged are not kept in the history either (controller.md §4.19).
-    if (!history || !info.meta.log) return;
+    if (!info.meta.log) return;
     let row;
     try {
       row = buildHistoryRow(info.result, info.meta, info.message, info.startedAt, info.legacy);
@@ -35,15 +33,6 @@ export function createScanObserver(opts: { recorder: StatsRecorder; history?: Hi
       log.warn('could not build a history row', { err: String(err) });
       return;
     }
-    history.push(row).then(
-      () => {
-        warned = false;
-      },
-      (err: unknown) => {
-        // One line per outage, not one per scan.
-        if (!warned) log.error('history store write failed', { err: String((err as Error)?.message ?? err) });
-        warned = true;
-      },
-    );
+    recorder.history(row);
   };
 }

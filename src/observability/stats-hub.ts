@@ -1,10 +1,13 @@
 // The one place server statistics are aggregated (DESIGN "Process model"): the supervisor in
-// cluster mode, the process itself with --single. Workers feed it deltas and error lines; the
-// controller reads snapshots, graphs and errors from it. It persists to the KvStore every
-// PERSIST_INTERVAL_MS and on stop, and reloads at start, so counters survive restarts.
+// cluster mode, the process itself with --single. Workers feed it deltas, error lines and
+// history rows; the controller reads snapshots, graphs and errors from it. It persists to the
+// KvStore every PERSIST_INTERVAL_MS and on stop, and reloads at start, so counters survive
+// restarts. History rows go to the HistoryStore from here, so the scan workers never write the
+// store themselves: a SQLite commit, and the fsync of a WAL checkpoint that some commits run,
+// would stall every scan in flight on the worker's event loop.
 
 import type { Logger } from '../plugin-api/index.js';
-import type { KvStore } from '../storage/types.js';
+import type { HistoryRow, HistoryStore, KvStore } from '../storage/types.js';
 import { ErrorRing, type ErrorEntry } from './error-ring.js';
 import { GraphSeries, type GraphPoint, type GraphType } from './graph.js';
 import { applyDelta, emptyState, resetCounters, reviveState, type StatsDelta, type StatsState } from './server-stats.js';
@@ -44,10 +47,14 @@ export interface StatsView {
 export interface StatsSink {
   delta(d: StatsDelta, proc?: { pid: number; heapUsed: number; rss: number }): void;
   error(e: ErrorEntry): void;
+  /** A scan's /history row. */
+  history(row: HistoryRow): void;
 }
 
 export interface StatsHubOptions {
   kv?: KvStore;
+  /** Where history rows go; without one they are dropped. */
+  history?: HistoryStore;
   errorElts: number;
   log: Logger;
   /** Reports scanner liveness for /healthy and /ready. */
@@ -62,6 +69,8 @@ export class StatsHub implements StatsView, StatsSink {
   readonly #opts: StatsHubOptions;
   #timers: NodeJS.Timeout[] = [];
   #dirty = false;
+  /** A history write failed and no write has succeeded since: one log line per outage. */
+  #historyFailing = false;
 
   constructor(opts: StatsHubOptions) {
     this.#opts = opts;
@@ -127,6 +136,18 @@ export class StatsHub implements StatsView, StatsSink {
   error(e: ErrorEntry): void {
     this.#errors.push(e);
     this.#dirty = true;
+  }
+
+  history(row: HistoryRow): void {
+    this.#opts.history?.push(row).then(
+      () => {
+        this.#historyFailing = false;
+      },
+      (err: unknown) => {
+        if (!this.#historyFailing) this.#opts.log.error('history store write failed', { err: String((err as Error)?.message ?? err) });
+        this.#historyFailing = true;
+      },
+    );
   }
 
   async snapshot(): Promise<StatsSnapshot> {

@@ -1,21 +1,27 @@
-// Server statistics over node:cluster IPC: workers send deltas and error lines to the
-// supervisor's StatsHub; the controller reads the hub with request/reply messages. Messages
-// are small and batched (see StatsRecorder), and every type is prefixed so they never collide
-// with the supervisor's own control messages.
+// Server statistics over node:cluster IPC: workers send deltas, error lines and history rows to
+// the supervisor's StatsHub; the controller reads the hub with request/reply messages. Messages
+// are batched (deltas by StatsRecorder, history rows here), and every type is prefixed so they
+// never collide with the supervisor's own control messages.
 
 import type { ErrorEntry } from './error-ring.js';
 import type { GraphPoint, GraphType } from './graph.js';
 import type { StatsDelta } from './server-stats.js';
+import type { HistoryRow } from '../storage/types.js';
 import type { StatsHub, StatsSink, StatsSnapshot, StatsView } from './stats-hub.js';
 
 /** A controller request the supervisor has not answered in this time fails (the supervisor is wedged or gone). */
 export const STATS_REQUEST_TIMEOUT_MS = 5_000;
+/** History rows wait at most this long to share one message with others. */
+const HISTORY_BATCH_MS = 50;
+/** Rows that are sent at once, bounding a message. */
+const HISTORY_BATCH_ROWS = 64;
 
 type ViewOp = 'snapshot' | 'reset' | 'graph' | 'errors';
 
 export type StatsIpcMessage =
   | { type: 'mailsift:stats-delta'; delta: StatsDelta; proc?: { pid: number; heapUsed: number; rss: number } }
   | { type: 'mailsift:stats-error'; entry: ErrorEntry }
+  | { type: 'mailsift:stats-history'; rows: HistoryRow[] }
   | { type: 'mailsift:stats-req'; id: number; op: ViewOp; arg?: string }
   | { type: 'mailsift:stats-res'; id: number; value?: unknown; error?: string };
 
@@ -31,6 +37,8 @@ function isStatsMessage(m: unknown): m is StatsIpcMessage {
 /** Worker side: a sink that forwards to the supervisor; `settled` resolves once what was sent has left. */
 export function ipcStatsSink(proc: IpcEndpoint = process): StatsSink & { settled(): Promise<void> } {
   let last: Promise<void> = Promise.resolve();
+  let rows: HistoryRow[] = [];
+  let rowTimer: NodeJS.Timeout | undefined;
   const send = (m: StatsIpcMessage): void => {
     last = new Promise<void>((resolve) => {
       try {
@@ -42,10 +50,28 @@ export function ipcStatsSink(proc: IpcEndpoint = process): StatsSink & { settled
       }
     });
   };
+  const sendRows = (): void => {
+    clearTimeout(rowTimer);
+    rowTimer = undefined;
+    if (rows.length === 0) return;
+    send({ type: 'mailsift:stats-history', rows });
+    rows = [];
+  };
   return {
-    settled: () => last,
+    settled: () => {
+      sendRows();
+      return last;
+    },
     delta: (delta, p) => send({ type: 'mailsift:stats-delta', delta, ...(p ? { proc: p } : {}) }),
     error: (entry) => send({ type: 'mailsift:stats-error', entry }),
+    history: (row) => {
+      rows.push(row);
+      if (rows.length >= HISTORY_BATCH_ROWS) sendRows();
+      else if (!rowTimer) {
+        rowTimer = setTimeout(sendRows, HISTORY_BATCH_MS);
+        rowTimer.unref();
+      }
+    },
   };
 }
 
@@ -97,6 +123,9 @@ export function handleStatsMessage(hub: StatsHub, m: unknown, reply: (m: StatsIp
       return true;
     case 'mailsift:stats-error':
       hub.error(m.entry);
+      return true;
+    case 'mailsift:stats-history':
+      for (const row of m.rows) hub.history(row);
       return true;
     case 'mailsift:stats-req': {
       const run = (): Promise<unknown> => {

@@ -1,8 +1,10 @@
 // The per-process side of server statistics: scans, connections and learns are counted into a
 // pending delta that is handed to the sink (the hub, or the IPC link to it) at most once per
-// FLUSH_INTERVAL_MS. A scan costs a few additions, never a message.
+// FLUSH_INTERVAL_MS. A scan costs a few additions, never a message; its history row goes to the
+// sink as it is (the IPC link batches rows).
 
 import type { ScanResult } from '../plugin-api/index.js';
+import type { HistoryRow } from '../storage/types.js';
 import type { StatsSink } from './stats-hub.js';
 import { emptyDelta, isEmptyDelta, recordScan, type StatsDelta } from './server-stats.js';
 
@@ -31,6 +33,10 @@ export class StatsRecorder {
   controlConnection(): void {
     this.#pending.controlConnections++;
     this.#schedule();
+  }
+
+  history(row: HistoryRow): void {
+    this.#sink.history(row);
   }
 
   learned(n = 1): void {

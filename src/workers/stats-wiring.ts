@@ -35,7 +35,7 @@ export async function openProcessServices(cfg: LoadedConfig, log: Logger, type: 
     stores,
     recorder,
     view,
-    observeScan: createScanObserver({ recorder, history: stores.history, log }),
+    observeScan: createScanObserver({ recorder, log }),
     async close() {
       recorder.flush();
       // The last counts must reach the supervisor before this process exits.
@@ -56,7 +56,7 @@ export interface PrimaryStats {
 /** The aggregating side, in the supervisor (or the --single process). */
 export async function startPrimaryStats(cfg: LoadedConfig, log: Logger, health: () => HealthInfo): Promise<PrimaryStats> {
   const stores = await openStores(cfg, log);
-  const hub = new StatsHub({ kv: stores.kv, errorElts: cfg.workers.controller.errorElts, log, health });
+  const hub = new StatsHub({ kv: stores.kv, history: stores.history, errorElts: cfg.workers.controller.errorElts, log, health });
   await hub.start();
   setErrorSink((e) => hub.error(e), 'main');
   let stopping: Promise<void> | undefined;

@@ -1,5 +1,6 @@
-// Child process for stats-ipc.test.ts: a "worker" that logs an error line and counts scans
-// through the real IPC sink, then reads the aggregate back through the IPC view.
+// Child process for stats-ipc.test.ts: a "worker" that logs an error line, counts scans and
+// records their history rows through the real IPC sink, then reads the aggregate back through
+// the IPC view.
 
 import { createLogger } from '../../src/observability/log.js';
 import { setErrorSink } from '../../src/observability/error-ring.js';
@@ -15,6 +16,8 @@ const result = { action: 'reject', symbols: [{ name: 'GTUBE', score: 15, metricS
 log.error(`worker ${process.pid} failed something`);
 recorder.scan(result, 0.25);
 recorder.scan({ ...result, action: 'no action', symbols: [] } as ScanResult, 0.5);
+// More rows than one IPC batch holds, so both the size and the timer send them.
+for (let i = 0; i < 70; i++) recorder.history({ unix_time: 1_800_000_000 + i, action: i % 2 ? 'reject' : 'no action', 'message-id': `ipc-${i}` });
 recorder.flush();
 await sink.settled();
 const view = ipcStatsView();

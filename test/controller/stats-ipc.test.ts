@@ -10,10 +10,12 @@ import { applyDelta, emptyDelta, emptyState, resetCounters, SCAN_TIMES_RING } fr
 import { StatsHub } from '../../src/observability/stats-hub.js';
 import { handleStatsMessage } from '../../src/observability/stats-ipc.js';
 import { recordingLogger } from './harness.js';
+import { openSqlite } from '../storage/helpers.js';
 
-test('a worker process feeds counters and the error ring over IPC, and reads them back', async () => {
+test('a worker process feeds counters, the error ring and the history over IPC, and reads them back', async () => {
   const { log } = recordingLogger();
-  const hub = new StatsHub({ errorElts: 5, log });
+  const store = await openSqlite();
+  const hub = new StatsHub({ errorElts: 5, log, history: store.stores.history });
   const child = fork(new URL('./ipc-child.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const done = new Promise<{ scanned: number; errors: number }>((resolve, reject) => {
     child.on('message', (m: unknown) => {
@@ -34,6 +36,10 @@ test('a worker process feeds counters and the error ring over IPC, and reads the
   assert.equal(err?.type, 'normal');
   assert.equal(err?.module, 'child-module');
   assert.match(err!.message, /failed something/);
+  // The rows the worker recorded reached the hub's store in order (it keeps the newest few).
+  const rows = await store.stores.history.list();
+  assert.deepEqual(rows.map((r) => r['message-id']), ['ipc-69', 'ipc-68', 'ipc-67', 'ipc-66', 'ipc-65']);
+  await store.cleanup();
 });
 
 test('deltas merge; reset keeps scan times and symbol counters; the scan-time ring wraps', () => {

@@ -122,7 +122,7 @@ function completeContext(ctx: ControllerContext): { core: CoreContext; ownHub?: 
   let ownHub: StatsHub | undefined;
   let stats = ctx.stats;
   if (!stats) {
-    ownHub = new StatsHub({ kv: ctx.stores.kv, errorElts: ctx.config.workers.controller.errorElts, log: ctx.log });
+    ownHub = new StatsHub({ kv: ctx.stores.kv, history: ctx.stores.history, errorElts: ctx.config.workers.controller.errorElts, log: ctx.log });
     stats = { view: ownHub, recorder: new StatsRecorder(ownHub) };
   }
   const core: CoreContext = {
@@ -131,7 +131,7 @@ function completeContext(ctx: ControllerContext): { core: CoreContext; ownHub?: 
     startedAt: ctx.startedAt ?? Date.now(),
     version: VERSION,
     configId: configIdOf(ctx.config),
-    observeScan: createScanObserver({ recorder: stats.recorder, history: ctx.stores.history, log: ctx.log }),
+    observeScan: createScanObserver({ recorder: stats.recorder, log: ctx.log }),
   };
   return { core, ...(ownHub ? { ownHub } : {}) };
 }
