@@ -287,6 +287,35 @@ test('task.dns: answers from the cache match fresh ones and still count against 
   }
 });
 
+test('task.dns.cached: the cached outcome at once, nothing before a lookup, counted against the cap', async () => {
+  const rounds: Array<Array<string | undefined>> = [];
+  const { engine, net } = await netEngine([
+    {
+      name: 'PEEK',
+      flags: ['coro'],
+      async check(task) {
+        const show = (r: ReturnType<typeof task.dns.cached>): string | undefined => (r === undefined ? undefined : r.ok ? String(r.results) : r.code);
+        const out = [show(task.dns.cached({ type: 'A', name: 'example.org' })), show(task.dns.cached({ type: 'A', name: 'cached-nx.example.org' }))];
+        await task.dns.a('example.org');
+        await task.dns.a('cached-nx.example.org');
+        out.push(show(task.dns.cached({ type: 'A', name: 'example.org' })), show(task.dns.cached({ type: 'A', name: 'cached-nx.example.org' })), String(task.dns.count));
+        rounds.push(out);
+      },
+    },
+  ], dns.address, { dns: { maxRequests: 4 } });
+  try {
+    await engine.scan(MSG, meta());
+    await engine.scan(MSG, meta());
+    // First scan: nothing is cached before the lookups; a miss does not count, the two lookups and
+    // the two cached answers after them do. Second scan: both cached from the start, so the two
+    // answers and the two lookups (served from the cache) reach the cap of 4 before the last peeks.
+    assert.deepEqual(rounds[0], [undefined, undefined, '192.0.2.1', 'NXDOMAIN', '4']);
+    assert.deepEqual(rounds[1], ['192.0.2.1', 'NXDOMAIN', undefined, undefined, '4']);
+  } finally {
+    await net.close();
+  }
+});
+
 test('withheld DNS answer: the scan still finishes within its deadline', async () => {
   let cbErr: string | undefined;
   const { engine, net } = await netEngine([

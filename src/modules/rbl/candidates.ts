@@ -67,8 +67,7 @@ const cachedHashKey = memoize((spec: string): string => {
 });
 
 /** Rspamd refuses names with empty labels, labels over 63 bytes or starting/ending with `-`. */
-function validName(n: string): boolean {
-  if (n.length > 253) return false;
+function validLabels(n: string): boolean {
   // One pass over the labels, without splitting (this runs for every candidate of every rule).
   let start = 0;
   for (;;) {
@@ -79,6 +78,22 @@ function validName(n: string): boolean {
     start = dot + 1;
   }
 }
+
+/** validLabels, remembered: the same keys are looked up in one zone after another. */
+const validKey = memoize(validLabels);
+
+/** Whether `key.zone` is a name Rspamd would look up. */
+function validName(key: string, zone: string): boolean {
+  return key.length + 1 + zone.length <= 253 && validKey(key) && validKey(zone);
+}
+
+/** An element as a lookup key: lower case, no trailing dot. */
+const plainKey = memoize((elem: string): string => elem.toLowerCase().replace(/\.$/, ''));
+/** plainKey in the ASCII (punycode) form lists publish IDN names in; '' when the name has none. */
+const asciiKey = memoize((elem: string): string => {
+  const key = plainKey(elem);
+  return NON_ASCII.test(key) ? domainToASCII(key) : key;
+});
 
 /** Rspamd's alias removal: `user+tag` → `user`; Gmail ignores dots and has one domain. */
 function canonicalEmail(user: string, domain: string): { user: string; domain: string } {
@@ -109,9 +124,9 @@ export class RequestCollector {
 
   add(elem: string, label: string, forced: boolean, isIp: boolean): void {
     if (this.#whitelisted(elem, label)) return;
-    let key = isIp ? reverseIp(elem) : elem.toLowerCase().replace(/\.$/, '');
+    const r = this.rule;
     // Lists publish IDN names in their ASCII (punycode) form; a name that has none is not looked up.
-    if (key && !isIp && !this.rule.hash && NON_ASCII.test(key)) key = domainToASCII(key);
+    const key = isIp ? reverseIp(elem) : r.hash ? plainKey(elem) : asciiKey(elem);
     if (!key) return;
     const seen = this.requests.get(key);
     if (seen) {
@@ -119,10 +134,16 @@ export class RequestCollector {
       seen.forced ||= forced;
       return;
     }
-    const resolveIp = this.rule.resolveIp && !isIp;
-    const r = this.rule;
-    const name = resolveIp ? key : `${r.hash ? cachedHashKey(`${r.hash}\0${r.hashFormat}\0${r.hashLen ?? ''}\0${key}`) : key}.${r.zone}`;
-    if (!validName(name)) return;
+    const resolveIp = r.resolveIp && !isIp;
+    let name: string;
+    if (resolveIp) {
+      if (key.length > 253 || !validKey(key)) return;
+      name = key;
+    } else {
+      const base = r.hash ? cachedHashKey(`${r.hash}\0${r.hashFormat}\0${r.hashLen ?? ''}\0${key}`) : key;
+      if (!validName(base, r.zone)) return;
+      name = `${base}.${r.zone}`;
+    }
     this.requests.set(key, { name, orig: elem, labels: new Set([label]), forced, resolveIp });
   }
 
@@ -199,23 +220,54 @@ function collectDkim(task: Task, rule: CompiledRule, c: RequestCollector): void 
   }
 }
 
+/** What every URL rule reads of one URL; worked out once per message (urlElements). */
+interface UrlElement {
+  image: boolean;
+  content: boolean;
+  /** Numeric host: its reversed address ('' when it does not parse), else undefined. */
+  reversedIp: string | undefined;
+  host: string;
+  /** Registrable domain (the URL's own, or the host's). */
+  domain: string;
+}
+
+const URL_ELEMENTS_KEY = 'rbl:url-elements';
+
+/** The message's URLs as the URL rules look them up: e-mail and redirected URLs left out. */
+function urlElements(task: Task): UrlElement[] {
+  let out = task.cache.get(URL_ELEMENTS_KEY) as UrlElement[] | undefined;
+  if (out) return out;
+  out = [];
+  for (const u of task.message.urls) {
+    if (u.isEmail || u.flags.has('redirected')) continue;
+    const host = u.hostAscii || u.host;
+    if (!host) continue;
+    const numeric = u.flags.has('numeric') || isIpHost(host);
+    out.push({
+      image: u.flags.has('image'),
+      content: u.flags.has('content'),
+      reversedIp: numeric ? (reverseIp(host.replace(/^\[|\]$/g, '')) ?? '') : undefined,
+      host,
+      domain: u.tld ?? orgDomain(host),
+    });
+  }
+  task.cache.set(URL_ELEMENTS_KEY, out);
+  return out;
+}
+
 function collectUrls(task: Task, rule: CompiledRule, c: RequestCollector): void {
   const wantPlain = rule.checks.has('urls');
   const wantContent = rule.checks.has('content_urls');
   let n = 0;
-  for (const u of task.message.urls) {
+  for (const u of urlElements(task)) {
     if (n >= rule.requestsLimit) break;
-    if (u.isEmail || u.flags.has('redirected')) continue;
-    if (u.flags.has('image') && !rule.images) continue;
-    if (u.flags.has('content') ? !wantContent : !wantPlain) continue;
-    const host = u.hostAscii || u.host;
-    if (!host) continue;
-    if (u.flags.has('numeric') || isIpHost(host)) {
+    if (u.image && !rule.images) continue;
+    if (u.content ? !wantContent : !wantPlain) continue;
+    if (u.reversedIp !== undefined) {
       if (rule.noIp) continue;
-      const rev = reverseIp(host.replace(/^\[|\]$/g, ''));
-      if (rev) c.add(rev, 'url', false, false);
+      if (u.reversedIp) c.add(u.reversedIp, 'url', false, false);
     } else {
-      c.add(rule.urlFullHostname ? host : (u.tld ?? orgDomain(host)), 'url', false, false);
+      c.add(rule.urlFullHostname ? u.host : u.domain, 'url', false, false);
     }
     n++;
   }

@@ -31,7 +31,7 @@ function outcomeOf(r: DnsResult): Outcome {
 /**
  * The lookups of one check, each name once: all are started before any is awaited, and they are
  * awaited together under one deadline. A message makes dozens of list lookups, most answered from
- * the resolver's cache, so each costs one promise and a map entry, not a chain of them.
+ * the resolver's cache: those are taken at once (no promise), the others cost one promise each.
  */
 class LookupBatch {
   readonly #task: Task;
@@ -50,7 +50,10 @@ class LookupBatch {
   #start(name: string, forced: boolean): void {
     if (this.#settled || this.#started.has(name)) return;
     this.#started.add(name);
-    this.#waits.push(this.#task.dns.request({ type: 'A', name, forced }).then((r) => { this.#outcomes.set(name, outcomeOf(r)); }));
+    const req = { type: 'A', name, forced };
+    const hit = this.#task.dns.cached(req);
+    if (hit) this.#outcomes.set(name, outcomeOf(hit));
+    else this.#waits.push(this.#task.dns.request(req).then((r) => { this.#outcomes.set(name, outcomeOf(r)); }));
   }
 
   /**

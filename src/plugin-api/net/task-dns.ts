@@ -117,6 +117,10 @@ export class TaskDnsImpl implements TaskDns {
     return { ok: true, is_ok: true, results: hit.records.map((r) => toValue(type, r)), ttl: hit.ttl };
   }
 
+  cached(req: Omit<DnsRequest, 'callback'>): DnsResult | undefined {
+    return this.#fromCache(req.name, recordType(req.type), req.forced === true);
+  }
+
   request(req: DnsRequest & { callback: NonNullable<DnsRequest['callback']> }): boolean;
   request(req: DnsRequest & { callback?: undefined }): Promise<DnsResult>;
   request(req: DnsRequest): boolean | Promise<DnsResult> {

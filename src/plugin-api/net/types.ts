@@ -45,6 +45,12 @@ export interface TaskDns {
   txt(name: string): Promise<DnsResult>;
   mx(name: string): Promise<DnsResult>;
   ptr(name: string): Promise<DnsResult>;
+  /**
+   * The outcome the worker's resolver has cached for `name`, at once and without a lookup;
+   * undefined when a lookup is needed. A cached answer counts against the lookup cap as a lookup
+   * would. For checks that make many lookups a message, most of them answered from the cache.
+   */
+  cached(req: Omit<DnsRequest, 'callback'>): DnsResult | undefined;
   /** The same lookups as a node:dns-shaped function (awaited form, needs `coro`). */
   readonly nodeResolver: NodeStyleResolver;
   /** Lookups this task made against the cap (not `forced` ones). */
