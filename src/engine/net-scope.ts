@@ -20,9 +20,9 @@ import type { ScanTask } from './task.js';
 
 const AsyncFunction = (async () => {}).constructor;
 
-/** Whether the item's callback needs a task view that attributes its calls after an await. */
-export function needsAsyncScope(item: ItemInfo): boolean {
-  return item.flags.has('coro') || item.check.constructor === AsyncFunction;
+/** Whether a callback needs a task view that attributes its calls after an await. */
+export function needsAsyncScope(flags: ReadonlySet<string>, check: ItemInfo['check']): boolean {
+  return flags.has('coro') || check.constructor === AsyncFunction;
 }
 
 interface Pending { count: number; promise: Promise<void>; resolve: () => void }

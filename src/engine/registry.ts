@@ -20,6 +20,7 @@ import type {
 import { STAGES } from '../plugin-api/index.js';
 import type { EngineConfig, GroupConfig } from './contract.js';
 import { EngineError } from './errors.js';
+import { needsAsyncScope } from './net-scope.js';
 import type { Stores } from '../storage/types.js';
 
 /** Group name of symbols that declare none (Rspamd's pseudo group). */
@@ -58,6 +59,11 @@ export interface ItemInfo {
   timeout?: number;
   /** Runs when a pre-result was set or the reject score is already reached. */
   fine: boolean;
+  /** The flags the scheduler tests for every item of every scan, read once here. */
+  ignorePassthrough: boolean;
+  runsOnEmpty: boolean;
+  /** The callback gets a task view that attributes its network calls after an await (net-scope.ts). */
+  asyncScope: boolean;
   /** Off for every task (config-disabled symbol, disabled module, missing hard dependency). */
   disabled: boolean;
   check(task: Task): void | Promise<void>;
@@ -198,18 +204,22 @@ export class Registry {
     if (!inserts.includes(reg.name) && (this.symbols.has(reg.name) || inserts.length === 0) && stage === 'filters') {
       inserts.unshift(reg.name);
     }
+    const flags = new Set(reg.flags ?? []);
     const item: ItemInfo = {
       id: this.items.length,
       name: reg.name,
       module,
       stage,
       priority: reg.priority ?? 0,
-      flags: new Set(reg.flags ?? []),
+      flags,
       inserts,
       deps: (reg.deps ?? []).map((d) => (typeof d === 'string' ? { name: d } : d)),
       depIds: [],
       hardDepIds: [],
       fine: false,
+      ignorePassthrough: flags.has('ignore_passthrough'),
+      runsOnEmpty: flags.has('empty'),
+      asyncScope: needsAsyncScope(flags, reg.check),
       disabled: false,
       check: reg.check,
     };

@@ -17,7 +17,6 @@ import type { Stage } from '../plugin-api/index.js';
 import { evaluateComposites } from './composites.js';
 import type { ItemInfo } from './registry.js';
 import type { ScanTask } from './task.js';
-import { needsAsyncScope } from './net-scope.js';
 
 export async function runScan(task: ScanTask): Promise<void> {
   if (task.requestSkip) return;
@@ -53,12 +52,12 @@ function mayStart(task: ScanTask, item: ItemInfo, stage: Stage): boolean {
   if (task.timedOut && stage !== 'idempotent' && stage !== 'postfilters') return false;
   if (stage !== 'idempotent') {
     if (task.skipped) return false;
-    const bypass = item.flags.has('ignore_passthrough');
+    const bypass = item.ignorePassthrough;
     if (task.passthrough && !bypass && !(stage === 'filters' && item.fine)) return false;
     // Early exit for obvious spam (engine.md §2.5) unless Pass: all.
     if (stage === 'filters' && !task.passAll && !bypass && !item.fine && task.scoring.score > task.spamLimit) return false;
   }
-  if (task.empty && !item.flags.has('empty')) return false;
+  if (task.empty && !item.runsOnEmpty) return false;
   return true;
 }
 
@@ -100,7 +99,7 @@ function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
   const prev = task.runningItem;
   task.runningItem = item;
   try {
-    r = item.check(needsAsyncScope(item) ? task.forItem(item) : task);
+    r = item.check(item.asyncScope ? task.forItem(item) : task);
   } catch (err) {
     task.core.recordError(item, err);
     task.itemTimes[item.id] = (performance.now() - t0) / 1000;
