@@ -3,6 +3,7 @@
 import { isUtf8 } from 'node:buffer';
 import { decodeEncodedWords } from './encoded-words.js';
 import { MAX_HEADER_BLOCK_BYTES, MAX_HEADER_LINE_BYTES, MAX_HEADERS } from './limits.js';
+import { memoize } from './memo.js';
 import type { HeaderList, MessageHeader, MimeAnomaly } from './types.js';
 
 const LF = 0x0a;
@@ -10,6 +11,12 @@ const CR = 0x0d;
 const SP = 0x20;
 const TAB = 0x09;
 const COLON = 0x3a;
+
+/**
+ * Rules ask for headers by constant names ('Message-Id', 'X-Mailer', …) dozens of times a scan:
+ * the lower-cased key is remembered instead of made (and hashed) again on every call.
+ */
+const keyOf = memoize((name: string): string => name.toLowerCase());
 
 class Headers implements HeaderList {
   readonly all: readonly MessageHeader[];
@@ -31,15 +38,15 @@ class Headers implements HeaderList {
   }
 
   get(name: string): MessageHeader[] {
-    return this.#index().get(name.toLowerCase()) ?? [];
+    return this.#index().get(keyOf(name)) ?? [];
   }
 
   first(name: string): MessageHeader | undefined {
-    return this.#index().get(name.toLowerCase())?.[0];
+    return this.#index().get(keyOf(name))?.[0];
   }
 
   has(name: string): boolean {
-    return this.#index().has(name.toLowerCase());
+    return this.#index().has(keyOf(name));
   }
 }
 
