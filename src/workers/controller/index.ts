@@ -12,7 +12,7 @@ import { StatsHub } from '../../observability/stats-hub.js';
 import { StatsRecorder } from '../../observability/stats-recorder.js';
 import type { Logger } from '../../plugin-api/index.js';
 import { listenTransport, type ListenOptions, type RunningWorker } from '../listen.js';
-import { Authenticator } from './auth.js';
+import { authConfigOf, Authenticator, openAccessWarning } from './auth.js';
 import { configIdOf, VERSION, type CoreContext } from './core-context.js';
 import { errorsRoutes } from './errors.js';
 import { graphRoutes } from './graph.js';
@@ -152,7 +152,10 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
     ({ core, ownHub } = completeContext(opts.context));
     if (ownHub) await ownHub.start();
     const c = opts.context.config.workers.controller;
-    auth = new Authenticator({ ...(c.password ? { password: c.password } : {}), ...(c.enablePassword ? { enablePassword: c.enablePassword } : {}), secureIp: c.secureIp, failLimit: c.authFailLimit }, log);
+    const authConfig = authConfigOf(c);
+    auth = new Authenticator(authConfig, log);
+    const open = openAccessWarning(authConfig);
+    if (open) log.warn(`controller: ${open}`, { host: c.host, port: c.port });
     for (const family of [...FAMILIES, ...(opts.families ?? [])]) for (const r of await family(core)) add(r);
     staticFiles = staticHandlerFor?.(core);
   } else {
