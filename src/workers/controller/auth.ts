@@ -178,23 +178,23 @@ export class Authenticator {
     if (given === undefined) {
       const session = this.#withoutPassword(level, peer);
       if (session) return { ok: true, session };
-      this.#log.info('controller authentication refused: no password', { peer, path: req.path, level });
+      this.#log.info('controller authentication refused: no password', { peer, path: req.path, authLevel: level });
       return UNAUTHORIZED;
     }
     const fp = fingerprint(given);
     const guesses = this.#recentGuesses(peer, now);
     if (this.#limit > 0 && guesses && guesses.size >= this.#limit) return THROTTLED;
     if (guesses?.has(fp)) {
-      this.#log.warn('controller authentication refused: the same wrong password again', { peer, path: req.path, level });
+      this.#log.warn('controller authentication refused: the same wrong password again', { peer, path: req.path, authLevel: level });
       return UNAUTHORIZED;
     }
     const decided = this.#passwordCheck(given, fp, level, peer);
     if (typeof decided === 'object') return { ok: true, session: decided };
     if (decided === 'insufficient') {
-      this.#log.warn('controller authentication refused: the password does not grant this level', { peer, path: req.path, level });
+      this.#log.warn('controller authentication refused: the password does not grant this level', { peer, path: req.path, authLevel: level });
       return UNAUTHORIZED;
     }
-    this.#log.warn('controller authentication refused: wrong password', { peer, path: req.path, level });
+    this.#log.warn('controller authentication refused: wrong password', { peer, path: req.path, authLevel: level });
     this.#noteGuess(peer, fp, now);
     return UNAUTHORIZED;
   }
