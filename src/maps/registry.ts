@@ -161,6 +161,9 @@ export class MapRegistry {
     try {
       await writeFile(tmp, content, { mode: 0o644, flag: 'wx' });
     } catch (err) {
+      // A write that failed part-way (disk full) leaves a partial temporary file beside the map;
+      // EEXIST means the name was someone else's ('wx'), so that file is left alone.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await unlink(tmp).catch(() => undefined);
       throw new MapError('MAP_WRITE_FAILED', `Map write error: ${(err as Error).message}`, { cause: err });
     }
     try {

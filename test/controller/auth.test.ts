@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BlockList } from 'node:net';
 import { RequestHeaders, type Request } from '../../src/http/types.js';
-import { Authenticator, compileSecureIp, normaliseIp } from '../../src/workers/controller/auth.js';
+import { Authenticator, compileSecureIp, normaliseIp, openAccessWarning } from '../../src/workers/controller/auth.js';
 import { recordingLogger, request, startTestController } from './harness.js';
 
 /** Every endpoint of the core families with its level (§2.7). */
@@ -42,7 +42,9 @@ test('auth table §2.4: configured passwords × sent password × level', () => {
     ['P,E sends wrong', both, 'x', 401, 401],
     ['P only sends P', only, 'P', 'rw', 'rw'],
     ['P only none', only, undefined, 401, 401],
-    ['nothing configured, no secure_ip, none sent', none, undefined, 'ro', 'rw'],
+    // 3.4 says read_only:true here though enable-level endpoints let it in (§8.4); we say what it can do.
+    ['nothing configured, no secure_ip, none sent', none, undefined, 'rw', 'rw'],
+    ['only enable_password, none sent', new Authenticator({ enablePassword: 'E', secureIp: [], failLimit: 0 }, log), undefined, 'ro', 401],
     ['nothing configured, password sent', none, 'x', 401, 401],
     ['nothing configured but secure_ip set', noneSecure, undefined, 401, 401],
     ['q1 refused', new Authenticator({ password: 'q1', secureIp: [], failLimit: 0 }, log), 'q1', 401, 401],
@@ -89,20 +91,59 @@ test('secure_ip: IPv4 and IPv6 CIDRs, mapped addresses, forwarded-for rules', ()
   assert.ok(compileSecureIp(['127.0.0.1']) instanceof BlockList);
 });
 
-test('refusals are logged with the peer and throttled per address (429 before any hash)', () => {
+test('the throttle counts distinct wrong passwords only, and then refuses every password from the address (issue 17 item 7)', () => {
   const { log, lines } = recordingLogger();
-  const a = new Authenticator({ password: 'P', secureIp: [], failLimit: 3 }, log);
+  const a = new Authenticator({ password: 'P', enablePassword: 'E', secureIp: ['192.0.2.254'], failLimit: 3 }, log);
   const t0 = 1_000_000;
-  for (let i = 0; i < 3; i++) assert.equal(a.check(fakeRequest('198.51.100.7', [['Password', 'bad']]), 'normal', t0 + i).ok, false);
-  const refused = lines.filter((l) => l.msg === 'controller authentication refused');
-  assert.equal(refused.length, 3);
-  assert.equal(refused[0]!.extra?.peer, '198.51.100.7');
-  // Throttled now, even with the right password; another address is not affected.
-  const throttled = a.check(fakeRequest('198.51.100.7', [['Password', 'P']]), 'normal', t0 + 10);
-  assert.deepEqual(throttled.ok ? 'ok' : [throttled.status, throttled.message], [429, 'Too many authentication failures']);
-  assert.equal(a.check(fakeRequest('198.51.100.8', [['Password', 'P']]), 'normal', t0 + 10).ok, true);
-  // The window passes: let in again.
-  assert.equal(a.check(fakeRequest('198.51.100.7', [['Password', 'P']]), 'normal', t0 + 61_000).ok, true);
+  const at = (peer: string, pw: string | undefined, level: 'normal' | 'enable', t: number) => {
+    const o = a.check(fakeRequest(peer, pw === undefined ? [] : [['Password', pw]]), level, t);
+    return o.ok ? 'ok' : o.status;
+  };
+  const bad = '198.51.100.7';
+  // Not guesses: no password, the same wrong password again, the read password on an enable endpoint.
+  for (let i = 0; i < 50; i++) assert.equal(at(bad, undefined, 'normal', t0 + i), 401);
+  for (let i = 0; i < 50; i++) assert.equal(at(bad, 'stale', 'normal', t0 + i), 401);
+  for (let i = 0; i < 50; i++) assert.equal(at(bad, 'P', 'enable', t0 + i), 401);
+  assert.equal(at(bad, 'P', 'normal', t0 + 60), 'ok', 'one wrong password repeated does not lock the right one out');
+  const refused = lines.filter((l) => l.msg.startsWith('controller authentication refused'));
+  assert.equal(refused.length, 150);
+  assert.ok(refused.every((l) => l.extra?.peer === bad));
+  assert.equal(lines.filter((l) => l.msg === 'controller authentication refused: wrong password').length, 1, 'the repeats were refused from memory');
+  // Two more distinct guesses reach the limit of 3.
+  assert.equal(at(bad, 'guess-1', 'normal', t0 + 100), 401);
+  assert.equal(lines.some((l) => l.msg.startsWith('controller authentication throttled')), false);
+  assert.equal(at(bad, 'guess-2', 'enable', t0 + 101), 401);
+  assert.equal(lines.filter((l) => l.msg.startsWith('controller authentication throttled')).length, 1);
+  // Throttled: a password is not looked at, right or wrong; without one it is a plain 401.
+  assert.equal(at(bad, 'guess-3', 'normal', t0 + 200), 429);
+  assert.equal(at(bad, 'P', 'normal', t0 + 200), 429);
+  assert.equal(at(bad, 'E', 'enable', t0 + 200), 429);
+  assert.equal(at(bad, undefined, 'normal', t0 + 200), 401);
+  // Other addresses and the trusted one are not affected.
+  assert.equal(at('198.51.100.8', 'P', 'normal', t0 + 200), 'ok');
+  assert.equal(at('192.0.2.254', 'wrong', 'enable', t0 + 200), 'ok');
+  // The first guess ("stale", t0 + 0..49) ages out first: one guess below the limit again.
+  assert.equal(at(bad, 'P', 'normal', t0 + 60_050), 'ok');
+  assert.equal(at(bad, 'guess-4', 'normal', t0 + 60_051), 401);
+  assert.equal(at(bad, 'P', 'normal', t0 + 60_052), 429);
+  assert.equal(at(bad, 'E', 'enable', t0 + 60_102), 'ok', 'guess-1 and guess-2 aged out: one guess left');
+});
+
+test('auth_fail_limit 0: no throttle, every wrong password is evaluated', () => {
+  const { log, lines } = recordingLogger();
+  const a = new Authenticator({ password: 'P', secureIp: [], failLimit: 0 }, log);
+  for (let i = 0; i < 30; i++) assert.equal(a.check(fakeRequest('198.51.100.7', [['Password', `g${i % 3}`]]), 'normal').ok, false);
+  assert.equal(a.check(fakeRequest('198.51.100.7', [['Password', 'P']]), 'normal').ok, true);
+  assert.equal(lines.filter((l) => l.msg === 'controller authentication refused: wrong password').length, 30);
+});
+
+test('openAccessWarning: said when a level needs neither a password nor a trusted address', () => {
+  assert.equal(openAccessWarning({ password: 'P', secureIp: [] }), undefined);
+  assert.equal(openAccessWarning({ password: 'P', enablePassword: 'E', secureIp: ['127.0.0.1'] }), undefined);
+  assert.equal(openAccessWarning({ enablePassword: 'E', secureIp: ['127.0.0.1'] }), undefined);
+  assert.match(openAccessWarning({ secureIp: ['127.0.0.1', '::1'] })!, /^no controller password is configured: only secure_ip peers \(127\.0\.0\.1, ::1\)/);
+  assert.match(openAccessWarning({ secureIp: [] })!, /anyone who can connect to the controller can read statistics and change thresholds/);
+  assert.match(openAccessWarning({ enablePassword: 'E', secureIp: [] })!, /^no controller read password and no secure_ip/);
 });
 
 test('over HTTP: every core endpoint per level, with Rspamd $2$ (Catena) hashed passwords', async () => {
@@ -127,7 +168,7 @@ test('over HTTP: every core endpoint per level, with Rspamd $2$ (Catena) hashed 
     const ro = JSON.parse((await get('/auth', 'readpass')).body.toString()) as { read_only: boolean };
     const rw = JSON.parse((await get('/auth', 'enablepass')).body.toString()) as { read_only: boolean };
     assert.deepEqual([ro.read_only, rw.read_only], [true, false]);
-    assert.ok(ctl.lines.some((l) => l.msg === 'controller authentication refused' && l.extra?.peer === '127.0.0.1'));
+    assert.ok(ctl.lines.some((l) => l.msg.startsWith('controller authentication refused') && l.extra?.peer === '127.0.0.1'));
   } finally {
     await ctl.close();
   }

@@ -126,7 +126,7 @@ describe('symbols', () => {
 
   it('a saved score reaches the other worker within a second; unchanged values are a 404', async () => {
     await replay('savesymbols_success');
-    const r = await rawRequest(rig.controllerPort, 'POST', '/savesymbols', { Password: ENABLE_PASS }, JSON.stringify([{ name: 'LOCAL_FROM_LISTED', value: 9.25 }, { name: 'NO_SUCH_SYMBOL', value: 3 }]));
+    const r = await rawRequest(rig.controllerPort, 'POST', '/savesymbols', { Password: ENABLE_PASS }, JSON.stringify([{ name: 'LOCAL_FROM_LISTED', value: 9.25 }]));
     assert.equal(r.status, 200);
     const took = await untilScan((s) => s.symbols.LOCAL_FROM_LISTED?.score === 9.25, 1000);
     console.log(`# savesymbols visible on the other worker after ${took} ms`);
@@ -139,5 +139,85 @@ describe('symbols', () => {
     assert.equal(back.status, 200);
     assert.equal((await readDynamicConf(rig.stores.kv)).scores.LOCAL_FROM_LISTED, undefined);
     await untilScan((s) => s.symbols.LOCAL_FROM_LISTED?.score === 3.5, 1000);
+  });
+});
+
+describe('save validation (issue 17 item 5): a bad body is a 400 naming the problem and saves nothing', () => {
+  const post = (path: string, body: string) => rawRequest(rig.controllerPort, 'POST', path, { Password: ENABLE_PASS }, body);
+  const stored = () => rig.stores.kv.get('mailsift:dynamic:conf');
+  const listed = async () => (await rawRequest(rig.controllerPort, 'GET', '/actions', { Password: READ_PASS })).body.toString();
+
+  it('/saveactions refuses non-numbers, infinities, negatives, absurd values and inverted orders', async () => {
+    const before = [await stored(), await listed()];
+    const scoreBefore = (await scanV2(rig.workerPort!, MESSAGE, SCAN_HEADERS)).required_score;
+    const cases: Array<[string, string]> = [
+      ['["x",null,6,4]', 'Invalid threshold for reject: expected a number or null, got a string'],
+      ['["15",null,6,4]', 'Invalid threshold for reject: expected a number or null, got a string'],
+      ['[true,null,6,4]', 'Invalid threshold for reject: expected a number or null, got a boolean'],
+      ['[15,null,{},4]', 'Invalid threshold for add header: expected a number or null, got an object'],
+      // JSON.parse reads these as ±Infinity.
+      ['[1e309,null,6,4]', 'Invalid threshold for reject: not a finite number'],
+      ['[15,null,6,-1e309]', 'Invalid threshold for greylist: not a finite number'],
+      ['[15,null,6,-1]', 'Invalid threshold for greylist: -1 is negative'],
+      ['[1e7,null,6,4]', 'Invalid threshold for reject: 10000000 is beyond +-1000000'],
+      ['[4,5,6,15]', 'Invalid thresholds: rewrite subject (5) is above reject (4); set thresholds must be reject >= rewrite subject >= add header >= greylist'],
+      // A switched-off action is skipped: add header is compared with reject.
+      ['[15,null,16,4]', 'Invalid thresholds: add header (16) is above reject (15); set thresholds must be reject >= rewrite subject >= add header >= greylist'],
+      ['[null,null,6,7]', 'Invalid thresholds: greylist (7) is above add header (6); set thresholds must be reject >= rewrite subject >= add header >= greylist'],
+    ];
+    for (const [body, reason] of cases) {
+      const r = await post('/saveactions', body);
+      assert.equal(r.status, 400, body);
+      assert.equal(r.reason, reason, body);
+      assert.deepEqual(JSON.parse(r.body.toString()), { error: reason }, `${body}: the error body is valid JSON`);
+    }
+    assert.deepEqual([await stored(), await listed()], before, 'nothing saved, nothing applied');
+    await new Promise((res) => setTimeout(res, 600));
+    assert.equal((await scanV2(rig.workerPort!, MESSAGE, SCAN_HEADERS)).required_score, scoreBefore, 'the other worker still scans with the old thresholds');
+  });
+
+  it('/saveactions takes what the 3.4 web UI sends: numbers, null for an emptied field, equal thresholds', async () => {
+    for (const body of ['[15,null,6,4]', '[15,15,6,4]', '[20.5,12,6,0]', '[null,null,null,null]']) {
+      const r = await post('/saveactions', body);
+      assert.equal(r.status, 200, body);
+      assert.equal(r.body.toString(), '{"success":true}');
+    }
+    assert.deepEqual((await readDynamicConf(rig.stores.kv)).actions, { reject: null, 'add header': null, greylist: null });
+    assert.equal((await post('/saveactions', '[15,null,6,4]')).status, 200);
+    assert.deepEqual((await readDynamicConf(rig.stores.kv)).actions, {});
+  });
+
+  it('/savesymbols refuses unknown names, missing or non-numeric scores and conflicts, whole', async () => {
+    const before = await stored();
+    const ok = { name: 'LOCAL_FROM_LISTED', value: 4.5 };
+    const cases: Array<[unknown, string]> = [
+      [[ok, { name: 'NO_SUCH_SYMBOL', value: 3 }], 'Unknown symbol: NO_SUCH_SYMBOL'],
+      [[ok, { name: 'bad"name', value: 3 }], 'Unknown symbol: entry 2'],
+      [[{ name: 7, value: 3 }], 'Invalid symbol entry 1: name must be a non-empty string, got number'],
+      [[{ value: 3 }], 'Invalid symbol entry 1: name must be a non-empty string, got nothing'],
+      // The 3.4 web UI sends null for an emptied field; 3.4 saved 0.
+      [[ok, { name: 'LOCAL_IP_LISTED', value: null }], 'Invalid score for LOCAL_IP_LISTED: expected a number, got null'],
+      [[{ name: 'LOCAL_IP_LISTED' }], 'Invalid score for LOCAL_IP_LISTED: expected a number, got nothing'],
+      [[{ name: 'LOCAL_IP_LISTED', value: '2' }], 'Invalid score for LOCAL_IP_LISTED: expected a number, got a string'],
+      [[{ name: 'LOCAL_IP_LISTED', value: 2e6 }], 'Invalid score for LOCAL_IP_LISTED: 2000000 is beyond +-1000000'],
+      [[ok, { name: 'LOCAL_FROM_LISTED', value: 5 }], 'Invalid symbols: LOCAL_FROM_LISTED is listed twice with different scores (4.5 and 5)'],
+    ];
+    for (const [body, reason] of cases) {
+      const r = await post('/savesymbols', JSON.stringify(body));
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(r.reason, reason, JSON.stringify(body));
+    }
+    for (const body of ['[{"name":"LOCAL_IP_LISTED","value":1e309}]', '[{"name":"LOCAL_IP_LISTED","value":-1e309}]']) {
+      const r = await post('/savesymbols', body);
+      assert.equal(r.status, 400, body);
+      assert.equal(r.reason, 'Invalid score for LOCAL_IP_LISTED: not a finite number');
+    }
+    assert.deepEqual(await stored(), before, 'the valid entries of refused requests were not saved either');
+    assert.equal(rig.controllerEngine.symbols().find((x) => x.name === 'LOCAL_FROM_LISTED')?.score, 3.5);
+    // Negative scores are normal (whitelists); a name listed twice with one value is fine.
+    const r = await post('/savesymbols', JSON.stringify([{ name: 'LOCAL_FROM_LISTED', value: -2 }, { name: 'LOCAL_FROM_LISTED', value: -2 }]));
+    assert.equal(r.status, 200);
+    assert.equal((await readDynamicConf(rig.stores.kv)).scores.LOCAL_FROM_LISTED, -2);
+    assert.equal((await post('/savesymbols', JSON.stringify([{ name: 'LOCAL_FROM_LISTED', value: 3.5 }]))).status, 200);
   });
 });

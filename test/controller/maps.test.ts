@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { MAX_SAVEMAP_BYTES } from '../../src/workers/controller/maps.js';
 import { readGolden } from './edit-fixtures.js';
 import { ENABLE_PASS, rawRequest, READ_PASS, scanV2, startRig, type Rig } from './edit-harness.js';
 
@@ -74,6 +75,17 @@ describe('/savemap', () => {
     const before = await readFile(join(rig.dir, 'maps/local_from.map'), 'utf8');
     for (const name of ['savemap_empty_body', 'savemap_missing_header', 'savemap_invalid_id', 'savemap_unknown_id', 'savemap_readonly_password']) await replay(name);
     assert.equal(await readFile(join(rig.dir, 'maps/local_from.map'), 'utf8'), before);
+  });
+
+  it('a body over the map size cap is refused before anything is written (issue 17 item 5)', async () => {
+    const from = (await listMaps()).find((m) => m.uri.endsWith('local_from.map'))!;
+    const before = await readFile(from.uri, 'utf8');
+    const big = Buffer.alloc(MAX_SAVEMAP_BYTES + 1, 'a');
+    const r = await rawRequest(rig.controllerPort, 'POST', '/savemap', { Password: ENABLE_PASS, Map: String(from.map) }, big);
+    assert.equal(r.status, 413);
+    assert.equal(r.reason, 'Map too large');
+    assert.equal(await readFile(from.uri, 'utf8'), before);
+    assert.deepEqual((await readdir(join(rig.dir, 'maps'))).filter((f) => f.includes('.new')), [], 'no temporary file left');
   });
 
   it('a saved map is written atomically and used by the next scan on the other worker', async () => {

@@ -110,3 +110,25 @@ test('fuzzy endpoints without a configured rule answer 500 Module has no rules',
     await ctl.close();
   }
 });
+
+test('a Weight the 32-bit wire field cannot hold, or that is not a number, is refused and nothing is sent (issue 17 item 5)', async () => {
+  const store = new MemoryFuzzyStore();
+  const srv = await startFuzzyServer({ store, bind: '127.0.0.1:0' });
+  const ctl = await startTestController(MAIN, { 'local.d/fuzzy_check.yaml': fuzzyYaml(srv.address.port) });
+  try {
+    const body = readFixture('fuzzyadd_webui_lowercase').request.body!;
+    const add = (weight: string) => request(ctl.port, { method: 'POST', path: '/fuzzyadd', headers: [['Password', 'enablepass'], ['Flag', '2'], ['Weight', weight]], body });
+    // 2^32 + 1 used to reach the storage as weight 1, 2^31 as -2^31 (an unlearn).
+    for (const w of ['4294967297', '2147483648', '-2147483649', '1.5', 'abc', '1e3']) {
+      const r = await add(w);
+      assert.equal(r.status, 400, `weight ${w}`);
+      assert.equal(r.reason, 'Invalid Weight header: expected an integer between -2147483648 and 2147483647');
+    }
+    assert.equal(store.entries.size, 0, 'nothing reached the storage');
+    assert.equal((await add('2147483647')).status, 200);
+    assert.equal(store.entries.get(HAM_DIGEST)?.value, 2147483647);
+  } finally {
+    await ctl.close();
+    await srv.close();
+  }
+});

@@ -1,17 +1,38 @@
 // Controller authentication (controller.md §2.3): trusted peers (secure_ip with the
 // forwarded-for rules), then the normal/enable passwords from the `Password` header or the
 // `password` query parameter. Unlike Rspamd 3.4, every refusal is logged with the peer address
-// and repeated failures from one address are throttled before any hash is computed.
+// and password guessing from one address is throttled (Rspamd master's 10 per minute).
+//
+// What the throttle counts (issue 17 item 7). Rspamd master counts every refusal and then
+// answers 429 to everything from the address, correct passwords included, so a Prometheus job
+// without a password, or a client with a stale one, locks the web UI on the same host out.
+// Here only *guesses* count: distinct wrong passwords from an address within the window.
+//  - A request without a password guesses nothing: it is refused (or let in, on an open
+//    controller) but never counted and never answered 429.
+//  - The same wrong password again guesses nothing new: it is refused from memory (no hash
+//    computed) and counted once, so a misconfigured client cannot trip the throttle.
+//  - A genuine password on an endpoint above its level (the read password on /saveactions)
+//    is refused but is not a guess.
+//  - secure_ip peers are let in before any of this and are never throttled.
+// Once an address has made AUTH_FAIL_LIMIT distinct wrong guesses in the window, every
+// request from it that carries a password gets 429 until they age out, without the password
+// being looked at: that includes a correct one. Letting a correct password through would
+// defeat the throttle: the difference between 200 and 429 tells a guesser which guess was
+// right, at any rate it likes, so the limit would bound nothing (and every guess would cost a
+// hash again). The only way to be locked out is to share an address with someone who made
+// ten wrong guesses in the last minute.
 
+import { createHmac, randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import { verifyPassword } from '../../crypto/password.js';
+import type { ControllerWorkerConfig } from '../../config/load.js';
 import type { Request } from '../../http/types.js';
 import type { Logger } from '../../plugin-api/index.js';
 import type { AuthLevel, ControllerSession } from './types.js';
 
-/** Failures from one address within AUTH_FAIL_WINDOW_MS before it is throttled (Rspamd master's default). */
+/** Distinct wrong passwords from one address within AUTH_FAIL_WINDOW_MS before it is throttled (Rspamd master's default). */
 export const AUTH_FAIL_LIMIT = 10;
-/** Window of the failure count; a throttled address is let in again once its failures age out. */
+/** Window of a wrong guess; a throttled address is let in again once its guesses age out. */
 export const AUTH_FAIL_WINDOW_MS = 60_000;
 /** Addresses tracked at once; bounds memory under a spray of sources (oldest dropped first). */
 const AUTH_FAIL_MAX_TRACKED = 10_000;
@@ -19,14 +40,47 @@ const AUTH_FAIL_MAX_TRACKED = 10_000;
 const VERIFY_CACHE_MAX = 64;
 /** Rspamd's stock example passwords: refused whatever is configured (§2.3 D.1). */
 const DEFAULT_PASSWORDS = new Set(['q1', 'q2']);
+/** Passwords are remembered only as keyed digests; the key lives in this process only. */
+const FINGERPRINT_KEY = randomBytes(32);
+
+function fingerprint(password: string): string {
+  return createHmac('sha256', FINGERPRINT_KEY).update(password, 'utf8').digest('base64');
+}
 
 export interface AuthConfig {
   password?: string;
   enablePassword?: string;
   /** Addresses and CIDRs (`10.0.0.0/8`, `::1`, `2001:db8::/32`). */
   secureIp: readonly string[];
-  /** Failures per address per window before 429; 0 disables; AUTH_FAIL_LIMIT when absent. */
+  /** Distinct wrong passwords per address per window before 429; 0 disables; AUTH_FAIL_LIMIT when absent. */
   failLimit?: number;
+}
+
+/** The authentication part of the controller's configuration. */
+export function authConfigOf(c: ControllerWorkerConfig): AuthConfig {
+  return {
+    ...(c.password !== undefined ? { password: c.password } : {}),
+    ...(c.enablePassword !== undefined ? { enablePassword: c.enablePassword } : {}),
+    secureIp: c.secureIp,
+    failLimit: c.authFailLimit,
+  };
+}
+
+/**
+ * What an administrator must be told when the controller is open to anyone who can reach it
+ * without a password (logged at start, and in /auth); undefined when every level needs a
+ * password or a secure_ip address.
+ */
+export function openAccessWarning(cfg: Pick<AuthConfig, 'password' | 'enablePassword' | 'secureIp'>): string | undefined {
+  if (cfg.password !== undefined) return undefined;
+  if (cfg.secureIp.length > 0) {
+    return cfg.enablePassword === undefined
+      ? `no controller password is configured: only secure_ip peers (${cfg.secureIp.join(', ')}) can use the controller`
+      : undefined;
+  }
+  return cfg.enablePassword === undefined
+    ? 'no controller password and no secure_ip are configured: anyone who can connect to the controller can read statistics and change thresholds, scores and maps'
+    : 'no controller read password and no secure_ip are configured: anyone who can connect to the controller can read statistics and history and scan messages';
 }
 
 export type AuthOutcome =
@@ -93,15 +147,19 @@ function lastHop(value: string): string {
   return (i >= 0 ? value.slice(i + 1) : value).replace(/^[\s,]+/, '').trim();
 }
 
+/** The candidate password decided: a session, a genuine password below the level, or a wrong one. */
+type Evaluation = ControllerSession | 'insufficient' | 'wrong';
+
 export class Authenticator {
   readonly #cfg: AuthConfig;
   readonly #secure: BlockList | undefined;
   readonly #log: Logger;
-  /** address → failure times (ms), oldest first. */
-  readonly #failures = new Map<string, number[]>();
+  readonly #limit: number;
+  /** address → fingerprint of each distinct wrong password → when it was first refused (ms). */
+  readonly #guesses = new Map<string, Map<string, number>>();
   /**
-   * `reference \0 password` → outcome, filled only from requests that were let in, so only
-   * genuine passwords are remembered (as Rspamd caches a password once it has matched).
+   * `reference \0 fingerprint` → outcome, filled only from requests whose password was genuine
+   * (let in, or a real password below the level), so a guesser cannot fill it.
    */
   readonly #verified = new Map<string, boolean>();
 
@@ -109,22 +167,36 @@ export class Authenticator {
     this.#cfg = cfg;
     this.#secure = compileSecureIp(cfg.secureIp);
     this.#log = log;
+    this.#limit = cfg.failLimit ?? AUTH_FAIL_LIMIT;
   }
 
   /** Decides one request at `level` (never 'none': those routes skip authentication). */
   check(req: Request, level: Exclude<AuthLevel, 'none'>, now = Date.now()): AuthOutcome {
     const peer = normaliseIp(req.peer.address);
-    const trusted = this.#trustedPeer(req, peer);
-    if (trusted) return { ok: true, session: { peer, readOnly: false, via: 'secure_ip' } };
-    if (this.#throttled(peer, now)) {
-      this.#log.warn('controller authentication throttled', { peer, path: req.path });
-      return { ok: false, status: 429, message: 'Too many authentication failures' };
+    if (this.#trustedPeer(req, peer)) return { ok: true, session: { peer, readOnly: false, via: 'secure_ip' } };
+    const given = sentHeader(req, 'password') ?? req.query.get('password');
+    if (given === undefined) {
+      const session = this.#withoutPassword(level, peer);
+      if (session) return { ok: true, session };
+      this.#log.info('controller authentication refused: no password', { peer, path: req.path, authLevel: level });
+      return UNAUTHORIZED;
     }
-    const decided = this.#passwordCheck(req, level, peer);
-    if (decided) return { ok: true, session: decided };
-    this.#noteFailure(peer, now);
-    this.#log.warn('controller authentication refused', { peer, path: req.path, level });
-    return { ok: false, status: 401, message: 'Unauthorized' };
+    const fp = fingerprint(given);
+    const guesses = this.#recentGuesses(peer, now);
+    if (this.#limit > 0 && guesses && guesses.size >= this.#limit) return THROTTLED;
+    if (guesses?.has(fp)) {
+      this.#log.warn('controller authentication refused: the same wrong password again', { peer, path: req.path, authLevel: level });
+      return UNAUTHORIZED;
+    }
+    const decided = this.#passwordCheck(given, fp, level, peer);
+    if (typeof decided === 'object') return { ok: true, session: decided };
+    if (decided === 'insufficient') {
+      this.#log.warn('controller authentication refused: the password does not grant this level', { peer, path: req.path, authLevel: level });
+      return UNAUTHORIZED;
+    }
+    this.#log.warn('controller authentication refused: wrong password', { peer, path: req.path, authLevel: level });
+    this.#noteGuess(peer, fp, now);
+    return UNAUTHORIZED;
   }
 
   #trustedPeer(req: Request, peer: string): boolean {
@@ -137,71 +209,87 @@ export class Authenticator {
     return matches(secure, hop);
   }
 
-  #passwordCheck(req: Request, level: 'normal' | 'enable', peer: string): ControllerSession | undefined {
-    const given = sentHeader(req, 'password') ?? req.query.get('password');
+  /**
+   * §2.3 C, with one deliberate difference from 3.4: when no password at all is configured
+   * (and no secure_ip), a normal-level session is not read-only, because enable-level
+   * endpoints let it in too; 3.4 says read_only:true there and the web UI hides controls
+   * that work (controller.md §8.4). /auth and /stat now say what the session can do.
+   */
+  #withoutPassword(level: 'normal' | 'enable', peer: string): ControllerSession | undefined {
+    const { password, enablePassword } = this.#cfg;
+    if (this.#secure) return undefined;
+    if (level === 'normal' && password === undefined) return { peer, readOnly: enablePassword !== undefined, via: 'no_password' };
+    if (level === 'enable' && password === undefined && enablePassword === undefined) return { peer, readOnly: false, via: 'no_password' };
+    return undefined;
+  }
+
+  #passwordCheck(given: string, fp: string, level: 'normal' | 'enable', peer: string): Evaluation {
     const computed = new Map<string, boolean>();
-    const verify = (ref: string, pw: string): boolean => {
-      const key = `${ref}\0${pw}`;
+    const verify = (ref: string): boolean => {
+      const key = `${ref}\0${fp}`;
       const known = this.#verified.get(key) ?? computed.get(key);
       if (known !== undefined) return known;
-      const ok = verifyPassword(ref, pw);
+      const ok = verifyPassword(ref, given);
       computed.set(key, ok);
       return ok;
     };
-    const session = this.#decide(given, level, peer, verify);
-    if (session && computed.size) {
+    const outcome = this.#evaluate(given, level, peer, verify);
+    if (outcome !== 'wrong') {
       for (const [k, v] of computed) {
         if (this.#verified.size >= VERIFY_CACHE_MAX) this.#verified.delete(this.#verified.keys().next().value!);
         this.#verified.set(k, v);
       }
     }
-    return session;
+    return outcome;
   }
 
-  #decide(given: string | undefined, level: 'normal' | 'enable', peer: string, check: (ref: string, pw: string) => boolean): ControllerSession | undefined {
+  /** §2.3 D. */
+  #evaluate(given: string, level: 'normal' | 'enable', peer: string, check: (ref: string) => boolean): Evaluation {
     const { password, enablePassword } = this.#cfg;
-    if (given === undefined) {
-      if (this.#secure) return undefined;
-      if (level === 'normal' && password === undefined) return { peer, readOnly: true, via: 'no_password' };
-      if (level === 'enable' && password === undefined && enablePassword === undefined) return { peer, readOnly: false, via: 'no_password' };
-      return undefined;
-    }
-    if (DEFAULT_PASSWORDS.has(given)) return undefined;
+    if (DEFAULT_PASSWORDS.has(given)) return 'wrong';
     if (level === 'enable') {
       const ref = enablePassword ?? password;
-      if (ref === undefined || !check(ref, given)) return undefined;
-      return { peer, readOnly: false, via: enablePassword !== undefined ? 'enable_password' : 'password' };
+      if (ref !== undefined && check(ref)) return { peer, readOnly: false, via: enablePassword !== undefined ? 'enable_password' : 'password' };
+      // Not a guess when it is the read password (only then can it differ from the reference).
+      return enablePassword !== undefined && password !== undefined && check(password) ? 'insufficient' : 'wrong';
     }
-    if (password !== undefined && check(password, given)) {
-      const readOnly = enablePassword !== undefined && !check(enablePassword, given);
+    if (password !== undefined && check(password)) {
+      const readOnly = enablePassword !== undefined && !check(enablePassword);
       return { peer, readOnly, via: 'password' };
     }
-    if (enablePassword !== undefined && check(enablePassword, given)) return { peer, readOnly: false, via: 'enable_password' };
-    return undefined;
+    if (enablePassword !== undefined && check(enablePassword)) return { peer, readOnly: false, via: 'enable_password' };
+    return 'wrong';
   }
 
-  #recent(peer: string, now: number): number[] {
-    const list = this.#failures.get(peer);
-    if (!list) return [];
-    while (list.length && now - list[0]! > AUTH_FAIL_WINDOW_MS) list.shift();
-    if (list.length === 0) this.#failures.delete(peer);
+  /** The address's distinct wrong passwords still within the window (pruned), if any. */
+  #recentGuesses(peer: string, now: number): Map<string, number> | undefined {
+    const list = this.#guesses.get(peer);
+    if (!list) return undefined;
+    for (const [fp, t] of list) if (now - t > AUTH_FAIL_WINDOW_MS) list.delete(fp);
+    if (list.size === 0) {
+      this.#guesses.delete(peer);
+      return undefined;
+    }
     return list;
   }
 
-  #throttled(peer: string, now: number): boolean {
-    const limit = this.#cfg.failLimit ?? AUTH_FAIL_LIMIT;
-    return limit > 0 && this.#recent(peer, now).length >= limit;
-  }
-
-  #noteFailure(peer: string, now: number): void {
-    const list = this.#recent(peer, now);
-    if (list.length === 0) {
-      if (this.#failures.size >= AUTH_FAIL_MAX_TRACKED) {
-        const oldest = this.#failures.keys().next().value;
-        if (oldest !== undefined) this.#failures.delete(oldest);
+  #noteGuess(peer: string, fp: string, now: number): void {
+    // With the throttle off nothing is remembered: there is nothing to count towards.
+    if (this.#limit <= 0) return;
+    let list = this.#guesses.get(peer);
+    if (!list) {
+      if (this.#guesses.size >= AUTH_FAIL_MAX_TRACKED) {
+        const oldest = this.#guesses.keys().next().value;
+        if (oldest !== undefined) this.#guesses.delete(oldest);
       }
-      this.#failures.set(peer, list);
+      this.#guesses.set(peer, (list = new Map()));
     }
-    list.push(now);
+    list.set(fp, now);
+    if (list.size === this.#limit) {
+      this.#log.warn('controller authentication throttled: too many wrong passwords from this address; its requests with a password get 429 until they age out', { peer, guesses: list.size, windowSeconds: AUTH_FAIL_WINDOW_MS / 1000 });
+    }
   }
 }
+
+const UNAUTHORIZED: AuthOutcome = { ok: false, status: 401, message: 'Unauthorized' };
+const THROTTLED: AuthOutcome = { ok: false, status: 429, message: 'Too many authentication failures' };

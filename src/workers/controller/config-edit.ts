@@ -2,18 +2,20 @@
 // to the KvStore as the dynamic configuration document and take effect at once in this
 // process; every other worker applies them on its next poll (workers/dynamic-config.ts).
 //
-// One deliberate difference from 3.4: a value equal to the *configured* one removes the
+// Deliberate differences from 3.4: a value equal to the *configured* one removes the
 // override (3.4 compares with the current, possibly overridden, value, so saving the same
-// numbers twice silently reverted them to the configuration).
+// numbers twice silently reverted them to the configuration); and a body is checked whole
+// before anything is saved (save-checks.ts): a non-numeric, infinite, negative or
+// out-of-order threshold, an unknown symbol or a missing score is a 400 naming it, where 3.4
+// saved 0 or skipped the element and answered success.
 
 import type { Engine } from '../../engine/index.js';
 import type { Request } from '../../http/types.js';
 import { readDynamicConf, saveDynamicConf, toOverrides, type DynamicConfDoc } from '../dynamic-config.js';
 import { controllerError, dbl, jsonReply, successReply } from './json.js';
+import { checkSaveActions, checkSaveSymbols } from './save-checks.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
-/** The /saveactions array positions (controller.md §4.9). */
-export const SAVEACTIONS_ORDER = ['reject', 'rewrite subject', 'add header', 'greylist'] as const;
 /** Every action /actions lists, whether configured or not (§3.1). */
 const KNOWN_ACTIONS = ['reject', 'soft reject', 'rewrite subject', 'add header', 'greylist', 'no action'];
 /** A score change smaller than this is no change (3.4's savesymbols threshold). */
@@ -67,21 +69,14 @@ async function persist(ctx: ControllerContext, doc: DynamicConfDoc): Promise<boo
 async function saveActions(ctx: ControllerContext, req: Request) {
   const parsed = parseJsonBody(req);
   if (!parsed.ok) return parsed.reply;
-  const arr = parsed.value;
-  if (!Array.isArray(arr) || arr.length !== SAVEACTIONS_ORDER.length) return controllerError(400, 'Cannot parse input');
+  const checked = checkSaveActions(parsed.value);
+  if (!checked.ok) return controllerError(400, checked.message);
   const doc = await readForSave(ctx);
   if (!doc) return controllerError(500, 'Save error');
-  SAVEACTIONS_ORDER.forEach((name, i) => {
-    const raw: unknown = arr[i];
-    let value: number | null;
-    if (raw === null) value = null;
-    else {
-      const n = Number(raw);
-      value = Number.isFinite(n) ? n : 0; // 3.4: anything non-numeric reads as 0
-    }
+  for (const [name, value] of checked.value) {
     if (value === ctx.engine.configuredThreshold(name)) delete doc.actions[name];
     else doc.actions[name] = value;
-  });
+  }
   return (await persist(ctx, doc)) ? successReply() : controllerError(500, 'Save error');
 }
 
@@ -98,17 +93,13 @@ async function readForSave(ctx: ControllerContext): Promise<DynamicConfDoc | und
 async function saveSymbols(ctx: ControllerContext, req: Request) {
   const parsed = parseJsonBody(req);
   if (!parsed.ok) return parsed.reply;
-  const arr = parsed.value;
-  if (!Array.isArray(arr) || arr.some((e) => typeof e !== 'object' || e === null || Array.isArray(e))) return controllerError(400, 'Cannot parse input');
+  const current = new Map(ctx.engine.symbols().map((s) => [s.name, s.score]));
+  const checked = checkSaveSymbols(parsed.value, { known: (name) => current.has(name) });
+  if (!checked.ok) return controllerError(400, checked.message);
   const doc = await readForSave(ctx);
   if (!doc) return controllerError(500, 'Save error');
-  const current = new Map(ctx.engine.symbols().map((s) => [s.name, s.score]));
   let changes = 0;
-  for (const el of arr as Array<Record<string, unknown>>) {
-    const name = el.name;
-    if (typeof name !== 'string' || !current.has(name)) continue; // unknown names are ignored (§4.10)
-    const n = el.value === undefined ? 0 : Number(el.value);
-    if (!Number.isFinite(n)) continue;
+  for (const [name, n] of checked.value) {
     const configured = ctx.engine.configuredScore(name)!;
     if (Math.abs(configured - n) <= SCORE_EPSILON) {
       if (name in doc.scores) {

@@ -49,6 +49,23 @@ function intHeader(req: Request, name: string): number | undefined {
   return Number(v);
 }
 
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * The `Weight` header: default 1 when absent or empty (3.4 also ignores a non-numeric one). The
+ * wire field is a signed 32-bit integer, and an out-of-range or non-integer weight used to wrap
+ * silently (`4294967297` stored as 1, `2147483648` as a large negative weight that unlearns),
+ * so such a weight, or one that is not a number at all, is refused before anything is sent.
+ */
+function requestWeight(req: Request): number {
+  const v = req.headers.first('weight')?.trim();
+  if (v === undefined || v === '') return 1;
+  const n = /^[+-]?\d{1,12}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < INT32_MIN || n > INT32_MAX) throw new ControllerError(400, `Invalid Weight header: expected an integer between ${INT32_MIN} and ${INT32_MAX}`);
+  return n;
+}
+
 function requestFlag(req: Request, rules: readonly FuzzyRule[]): number {
   const flag = intHeader(req, 'flag');
   if (flag !== undefined) return flag;
@@ -88,7 +105,7 @@ export function fuzzyRoutes(ctx: ControllerContext): ControllerRoute[] {
     if (req.body.length === 0) throw new ControllerError(400, 'Empty body is not permitted');
     const rules = rulesOrThrow();
     const flag = requestFlag(req, rules);
-    const weight = intHeader(req, 'weight') ?? 1;
+    const weight = requestWeight(req);
     const applicable = writable(rules, flag);
     if (applicable.length === 0) throw new ControllerError(404, `No fuzzy rules matched for flag ${flag}`);
     const msg = parseMessage(req.body);

@@ -12,7 +12,7 @@ import { StatsHub } from '../../observability/stats-hub.js';
 import { StatsRecorder } from '../../observability/stats-recorder.js';
 import type { Logger } from '../../plugin-api/index.js';
 import { listenTransport, type ListenOptions, type RunningWorker } from '../listen.js';
-import { Authenticator } from './auth.js';
+import { authConfigOf, Authenticator, openAccessWarning } from './auth.js';
 import { configIdOf, VERSION, type CoreContext } from './core-context.js';
 import { errorsRoutes } from './errors.js';
 import { graphRoutes } from './graph.js';
@@ -28,7 +28,7 @@ import { configEditRoutes } from './config-edit.js';
 import { mapsRoutes } from './maps.js';
 import { pluginsRoutes } from './plugins.js';
 import { serveStatic } from './static.js';
-import type { ControllerContext, ControllerRoute, ControllerSession } from './types.js';
+import type { AuthLevel, ControllerContext, ControllerRoute, ControllerSession } from './types.js';
 
 export type { RunningWorker } from '../listen.js';
 
@@ -100,8 +100,16 @@ function compressible(reply: Reply): boolean {
   return (ct.startsWith('application/json') || ct.startsWith('application/openmetrics-text')) && !isUncompressed(reply);
 }
 
+/** A route as the table holds it: what authentication it gets (tests enumerate every route). */
+export interface RouteInfo {
+  path: string;
+  level: AuthLevel;
+}
+
 export interface ControllerHandler {
   handler: Handler;
+  /** Every exact route served, in registration order. */
+  routes: readonly RouteInfo[];
   /** The finished context (with stats) — what the families were built with. */
   context?: CoreContext;
   close(): Promise<void>;
@@ -152,7 +160,10 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
     ({ core, ownHub } = completeContext(opts.context));
     if (ownHub) await ownHub.start();
     const c = opts.context.config.workers.controller;
-    auth = new Authenticator({ ...(c.password ? { password: c.password } : {}), ...(c.enablePassword ? { enablePassword: c.enablePassword } : {}), secureIp: c.secureIp, failLimit: c.authFailLimit }, log);
+    const authConfig = authConfigOf(c);
+    auth = new Authenticator(authConfig, log);
+    const open = openAccessWarning(authConfig);
+    if (open) log.warn(open, { host: c.host, port: c.port });
     for (const family of [...FAMILIES, ...(opts.families ?? [])]) for (const r of await family(core)) add(r);
     staticFiles = staticHandlerFor?.(core);
   } else {
@@ -216,6 +227,7 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
 
   return {
     handler,
+    routes: [...table.values()].map((r) => ({ path: r.path, level: r.level })),
     ...(core ? { context: core } : {}),
     async close() {
       recorder?.flush();
@@ -239,7 +251,11 @@ export interface ControllerWorkerOptions {
   listen?: ListenOptions;
 }
 
-export async function startControllerWorker(opts: ControllerWorkerOptions): Promise<RunningWorker> {
+export interface RunningController extends RunningWorker {
+  routes: readonly RouteInfo[];
+}
+
+export async function startControllerWorker(opts: ControllerWorkerOptions): Promise<RunningController> {
   const ch = await createControllerHandler({
     log: opts.log,
     ...(opts.context ? { context: opts.context } : {}),
@@ -256,6 +272,7 @@ export async function startControllerWorker(opts: ControllerWorkerOptions): Prom
   const running = await listenTransport(transport, opts.host, opts.port, opts.listen);
   return {
     port: running.port,
+    routes: ch.routes,
     ...(running.tlsPort !== undefined ? { tlsPort: running.tlsPort } : {}),
     ...(running.reloadTls ? { reloadTls: running.reloadTls } : {}),
     async close() {

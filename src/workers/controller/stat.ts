@@ -1,11 +1,16 @@
-// /auth, /stat and /statreset (controller.md §4.2, §4.3).
+// /auth, /stat and /statreset (controller.md §4.2, §4.3). `read_only` is what the session can do
+// (auth.ts); /auth adds a `warning` when the controller needs no password.
 
+import { authConfigOf, openAccessWarning } from './auth.js';
 import type { CoreContext } from './core-context.js';
 import { jsonReply } from './json.js';
 import { statDocument, storeFigures, uptimeOf } from './stat-doc.js';
 import type { ControllerRoute } from './types.js';
 
 export function statRoutes(ctx: CoreContext): ControllerRoute[] {
+  // An addition to 3.4's document (last, so clients reading 3.4's keys are unaffected): the
+  // web UI logs in through /auth, so an open controller says so where its operator looks.
+  const warning = openAccessWarning(authConfigOf(ctx.config.workers.controller));
   return [
     {
       path: '/auth',
@@ -26,6 +31,7 @@ export function statRoutes(ctx: CoreContext): ControllerRoute[] {
           learned: st.learned,
           read_only: session.readOnly,
           config_id: ctx.configId,
+          ...(warning ? { warning } : {}),
         });
       },
     },

@@ -18,7 +18,7 @@ export type AuthLevel = 'none' | 'normal' | 'enable';
 export interface ControllerSession {
   /** Peer address (normalised, no port). */
   peer: string;
-  /** true unless authenticated with the enable password or from a secure_ip. */
+  /** Whether enable-level endpoints would refuse this session (what /auth and /stat report). */
   readOnly: boolean;
   /** How the request was let in. */
   via: 'secure_ip' | 'enable_password' | 'password' | 'no_password' | 'none';

@@ -1,0 +1,77 @@
+// The README's controller examples (section "Controller"), run with curl as written against
+// `mailsift serve` on a copy of the shipped conf/ (issue 17 item 7). The only changes: the
+// port (the test listens on an ephemeral one, set in local.d) and curl's own output options.
+// From another address the same commands are refused: the shipped configuration trusts the
+// machine itself and sets no password.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT, runCli, type LogLine } from '../cli/run-cli.js';
+
+const run = promisify(execFile);
+
+/** The `curl …` lines of the README's Controller section (up to the next `## ` heading). */
+async function readmeCurlLines(): Promise<string[]> {
+  const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('\n## Controller\n');
+  assert.ok(start >= 0, 'README has a Controller section');
+  const end = readme.indexOf('\n## ', start + 1);
+  return readme
+    .slice(start, end < 0 ? undefined : end)
+    .split('\n')
+    .filter((l) => l.startsWith('curl '));
+}
+
+/** Runs one README line through sh, on `port`, optionally from another local address; status and body. */
+async function curl(line: string, port: number, fromAddress?: string): Promise<{ status: number; body: string }> {
+  assert.match(line, /127\.0\.0\.1:11334\//, 'the examples name the shipped controller address');
+  const opts = `-s -o - -w '\\n%{http_code}'${fromAddress ? ` --interface ${fromAddress}` : ''}`;
+  const cmd = line.replace('127.0.0.1:11334/', `127.0.0.1:${port}/`).replace(/^curl /, `curl ${opts} `);
+  const { stdout } = await run('sh', ['-c', cmd], { timeout: 30_000, maxBuffer: 16 * 1024 * 1024 });
+  const nl = stdout.lastIndexOf('\n');
+  return { status: Number(stdout.slice(nl + 1)), body: stdout.slice(0, nl) };
+}
+
+test('the README controller examples work as written on the shipped configuration, from this machine only', async () => {
+  const lines = await readmeCurlLines();
+  const paths = lines.map((l) => /11334(\/[a-z/]+)/.exec(l)?.[1]);
+  assert.deepEqual(paths, ['/stat', '/metrics', '/history', '/graph', '/errors', '/saveactions', '/plugins/maps/query']);
+
+  const tmp = await mkdtemp(join(tmpdir(), 'mailsift-readme-'));
+  const dir = join(tmp, 'conf');
+  await cp(join(REPO_ROOT, 'conf'), dir, { recursive: true });
+  await mkdir(join(dir, 'local.d'), { recursive: true });
+  // Ports only: everything else (secure_ip, passwords, data_dir ../data → tmp/data) as shipped.
+  await writeFile(join(dir, 'local.d', 'mailsift.yaml'), 'workers:\n  normal: { bind: "127.0.0.1:0" }\n  controller: { bind: "127.0.0.1:0" }\n');
+  const srv = runCli(['serve', '--workers', '1', '-c', dir]);
+  try {
+    const listen = await srv.waitFor((l: LogLine) => l.worker === 'controller' && typeof l.port === 'number' && /^listening on /.test(l.msg), 'the controller listener', 60_000);
+    const port = listen.port!;
+    const warning = srv.lines.find((l) => l.level === 40 && l.msg.startsWith('no controller password is configured'));
+    assert.ok(warning, `a start-up warning names the open controller:\n${srv.output()}`);
+
+    for (const line of lines) {
+      const r = await curl(line, port);
+      assert.equal(r.status, 200, `${line}\n${r.body.slice(0, 300)}`);
+      if (line.includes('/saveactions')) assert.equal(r.body, '{"success":true}');
+      else if (line.includes('/metrics')) assert.ok(r.body.endsWith('# EOF\n'), r.body.slice(-100));
+      else assert.doesNotThrow(() => JSON.parse(r.body), `${line}: a JSON reply`);
+    }
+    const stat = JSON.parse((await curl(lines[0]!, port)).body) as { read_only: boolean };
+    assert.equal(stat.read_only, false);
+
+    // 127.0.0.2 reaches the loopback listener too (Linux routes 127/8 to lo) but is not trusted.
+    for (const line of lines) assert.equal((await curl(line, port, '127.0.0.2')).status, 401, `${line} from 127.0.0.2`);
+
+    srv.child.kill('SIGTERM');
+    assert.equal((await srv.exited).code, 0, srv.output());
+  } finally {
+    srv.child.kill('SIGKILL');
+    await rm(tmp, { recursive: true, force: true });
+  }
+});
