@@ -138,6 +138,7 @@ function parseCount(value: string | undefined, what: string): number | undefined
 }
 
 async function readShm(value: string, h: RequestHeaders, maxMessage: number): Promise<{ body: Buffer; source: LoadedSource }> {
+  // One byte over NAME_MAX for the customary leading slash; the name itself is checked below.
   const raw = decodeName(value, 'shm segment name', MAX_SHM_NAME_BYTES + 1);
   const name = raw.toString('utf8');
   // shm_open skips leading slashes; what remains must be one path component inside SHM_DIR.
@@ -215,7 +216,7 @@ const STRERROR: Readonly<Record<string, string>> = {
   EAGAIN: 'Resource temporarily unavailable',
 };
 
-function describe(err: unknown): { why: string; code: string } {
+function errnoText(err: unknown): { why: string; code: string } {
   const code = String((err as { code?: unknown })?.code ?? '');
   return { why: STRERROR[code] ?? (code || String((err as Error)?.message ?? err)), code };
 }
@@ -224,7 +225,7 @@ async function openSource(path: Buffer, flags: number, message: (why: string, co
   try {
     return await open(path, flags);
   } catch (err) {
-    const { why, code } = describe(err);
+    const { why, code } = errnoText(err);
     throw new MailsiftError('ERR_SOURCE_UNREADABLE', message(why, code), { cause: err });
   }
 }
@@ -233,7 +234,7 @@ async function statSource(fh: FileHandle, prefix: string): Promise<Stats> {
   try {
     return await fh.stat();
   } catch (err) {
-    throw new MailsiftError('ERR_SOURCE_UNREADABLE', `${prefix}: ${describe(err).why}`, { cause: err });
+    throw new MailsiftError('ERR_SOURCE_UNREADABLE', `${prefix}: ${errnoText(err).why}`, { cause: err });
   }
 }
 
@@ -250,7 +251,7 @@ async function readWindow(fh: FileHandle, offset: number, length: number, what: 
     try {
       ({ bytesRead: n } = await fh.read(buf, got, length - got, offset + got));
     } catch (err) {
-      throw new MailsiftError('ERR_SOURCE_UNREADABLE', `Cannot read ${what}: ${describe(err).why}`, { cause: err });
+      throw new MailsiftError('ERR_SOURCE_UNREADABLE', `Cannot read ${what}: ${errnoText(err).why}`, { cause: err });
     }
     if (n === 0) throw new MailsiftError('ERR_SOURCE_UNREADABLE', `Cannot read ${what}: it shrank to ${offset + got} bytes while being read (${length} wanted at offset ${offset})`);
     got += n;
