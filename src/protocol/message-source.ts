@@ -35,6 +35,11 @@ const MAX_READ_CALLS = 4096;
 
 /** Request headers that name a message source; any of them needs a trusted peer. */
 const SOURCE_HEADERS = ['shm', 'shm-offset', 'shm-length', 'file', 'path'] as const;
+const DOT = Buffer.from('.');
+const DOTDOT = Buffer.from('..');
+const SHM_DIR_PREFIX = Buffer.from(`${SHM_DIR}/`);
+/** Open errors Rspamd 3.4 reports as "Invalid file" (its stat of the path fails first). */
+const NO_SUCH_PATH: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG']);
 
 export interface MessageSourcePolicy {
   /** Peers allowed to name local objects. */
@@ -137,20 +142,37 @@ function parseCount(value: string | undefined, what: string): number | undefined
   return Number(t);
 }
 
-async function readShm(value: string, h: RequestHeaders, maxMessage: number): Promise<{ body: Buffer; source: LoadedSource }> {
+/**
+ * A `Shm` header value → the segment's file under SHM_DIR. shm_open skips leading slashes and
+ * refuses a name with another slash; here the name must also not be `.` or `..`, so no value
+ * reaches outside SHM_DIR. Throws ERR_SOURCE_INVALID.
+ */
+export function shmSegmentPath(value: string): { name: string; path: Buffer } {
   // One byte over NAME_MAX for the customary leading slash; the name itself is checked below.
   const raw = decodeName(value, 'shm segment name', MAX_SHM_NAME_BYTES + 1);
   const name = raw.toString('utf8');
-  // shm_open skips leading slashes; what remains must be one path component inside SHM_DIR.
   let start = 0;
   while (start < raw.length && raw[start] === 0x2f) start++;
   const base = raw.subarray(start);
   if (base.length === 0 || base.includes(0x2f) || base.equals(DOT) || base.equals(DOTDOT) || base.length > MAX_SHM_NAME_BYTES) {
     throw new MailsiftError('ERR_SOURCE_INVALID', `invalid shm segment name (${name}): must be one name of up to ${MAX_SHM_NAME_BYTES} bytes, as /name`);
   }
+  return { name, path: Buffer.concat([SHM_DIR_PREFIX, base]) };
+}
+
+/** A `File`/`Path` header value → an absolute path without control bytes. Throws ERR_SOURCE_INVALID. */
+export function sourceFilePath(value: string): { name: string; path: Buffer } {
+  const path = decodeName(value, 'file path', MAX_FILE_PATH_BYTES);
+  const name = path.toString('utf8');
+  // A relative path would depend on the worker's working directory: never what a client means.
+  if (path[0] !== 0x2f) throw new MailsiftError('ERR_SOURCE_INVALID', `Invalid file (${name}): the path must be absolute`);
+  return { name, path };
+}
+
+async function readShm(value: string, h: RequestHeaders, maxMessage: number): Promise<{ body: Buffer; source: LoadedSource }> {
+  const { name, path } = shmSegmentPath(value);
   const offset = parseCount(h.first('shm-offset'), 'shm segment offset') ?? 0;
   const wanted = parseCount(h.first('shm-length'), 'shm segment length');
-  const path = Buffer.concat([SHM_DIR_PREFIX, base]);
   // O_NOFOLLOW (as shm_open): /dev/shm is writable by every local user, so a symbolic link
   // planted there must not make the worker read a file of its choosing.
   const fh = await openSource(path, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK, (why) => `Cannot open shm segment (${name}): ${why}`);
@@ -174,10 +196,7 @@ async function readShm(value: string, h: RequestHeaders, maxMessage: number): Pr
 }
 
 async function readFile(value: string, maxMessage: number): Promise<{ body: Buffer; source: LoadedSource }> {
-  const path = decodeName(value, 'file path', MAX_FILE_PATH_BYTES);
-  const name = path.toString('utf8');
-  // A relative path would depend on the worker's working directory: never what a client means.
-  if (path[0] !== 0x2f) throw new MailsiftError('ERR_SOURCE_INVALID', `Invalid file (${name}): the path must be absolute`);
+  const { name, path } = sourceFilePath(value);
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not regular).
   const fh = await openSource(path, fsc.O_RDONLY | fsc.O_NONBLOCK, (why, code) =>
     // Rspamd 3.4 stats the path first: a name that leads nowhere is "Invalid file" there.
@@ -193,11 +212,6 @@ async function readFile(value: string, maxMessage: number): Promise<{ body: Buff
     await fh.close();
   }
 }
-
-const DOT = Buffer.from('.');
-const DOTDOT = Buffer.from('..');
-const SHM_DIR_PREFIX = Buffer.from(`${SHM_DIR}/`);
-const NO_SUCH_PATH: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG']);
 
 /** strerror() texts of the errors opening or reading a local object can give. */
 const STRERROR: Readonly<Record<string, string>> = {

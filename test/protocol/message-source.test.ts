@@ -11,7 +11,8 @@ import { mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { zstdCompress, zstdDecompressBounded } from '../../src/http/zstd.js';
-import { SHM_DIR } from '../../src/protocol/message-source.js';
+import fc from 'fast-check';
+import { MAX_SHM_NAME_BYTES, SHM_DIR, shmSegmentPath, sourceFilePath } from '../../src/protocol/message-source.js';
 import { exchange, FIXTURES, header, parseReply, startRealWorker, type HttpReply } from './harness.js';
 
 const GTUBE_MSG = readFileSync(join(FIXTURES, 'messages', 'gtube.eml'));
@@ -278,5 +279,54 @@ describe('Shm and File message sources', () => {
       assert.equal(res.score, 0);
       assert.deepEqual(res.symbols, {});
     }
+  });
+});
+
+/** Header values built from the characters that matter to path handling, encoded or not. */
+const pathish = fc
+  .array(fc.constantFrom('/', '.', '..', '%2F', '%2f', '%2E', '%00', '%0a', '+', '%', '"', ' ', '\\', 'a', 'rhm.1', '\u00e9', '\u0000', '\t'), { maxLength: 24 })
+  .map((parts) => parts.join(''));
+
+describe('shm and file names (property)', () => {
+  const invalid = (err: unknown): boolean => (err as { code?: unknown }).code === 'ERR_SOURCE_INVALID';
+
+  it('a Shm value names one object directly under /dev/shm, or is refused with ERR_SOURCE_INVALID', () => {
+    fc.assert(
+      fc.property(fc.oneof(pathish, fc.string({ maxLength: 300 })), (value) => {
+        let path: Buffer;
+        try {
+          ({ path } = shmSegmentPath(value));
+        } catch (err) {
+          return invalid(err);
+        }
+        const prefix = Buffer.from(`${SHM_DIR}/`);
+        const base = path.subarray(prefix.length);
+        return (
+          path.subarray(0, prefix.length).equals(prefix) &&
+          base.length > 0 &&
+          base.length <= MAX_SHM_NAME_BYTES &&
+          !base.includes(0x2f) &&
+          !base.includes(0) &&
+          base.toString('latin1') !== '.' &&
+          base.toString('latin1') !== '..'
+        );
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('a File value is an absolute path without control bytes, or is refused with ERR_SOURCE_INVALID', () => {
+    fc.assert(
+      fc.property(fc.oneof(pathish, fc.string({ maxLength: 300 })), (value) => {
+        let path: Buffer;
+        try {
+          ({ path } = sourceFilePath(value));
+        } catch (err) {
+          return invalid(err);
+        }
+        return path[0] === 0x2f && path.every((c) => c >= 0x20 && c !== 0x7f);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
