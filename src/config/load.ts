@@ -38,6 +38,8 @@ export interface NormalWorkerConfig {
   keepaliveTimeout: number;
   /** Shape of the transport's DictionarySet (src/http/zstd.ts). */
   dictionaries: { input?: ZstdDictionary; output?: ZstdDictionary };
+  /** Peers allowed to name local files and shm segments as the message; [] refuses all. */
+  fileInputPeers: string[];
   /** HTTP encryption, when the worker has a keypair. */
   crypt?: WorkerCryptConfig;
   /** HTTPS listener (schema-tls.ts). */
@@ -59,6 +61,8 @@ export interface ControllerWorkerConfig {
   errorElts: number;
   /** Refused authentications per address per minute before 429; 0 disables throttling. */
   authFailLimit: number;
+  /** Peers allowed to name local files and shm segments as the message; [] refuses all. */
+  fileInputPeers: string[];
   /** HTTP encryption, when the worker has a keypair. */
   crypt?: WorkerCryptConfig;
   /** HTTPS listener (schema-tls.ts). */
@@ -244,6 +248,7 @@ export async function loadConfig(dir: string): Promise<LoadedConfig> {
           ...(input.dictionary ? { input: input.dictionary } : {}),
           ...(output.dictionary ? { output: output.dictionary } : {}),
         },
+        fileInputPeers: normal.file_input_peers,
         ...(crypt.normal.crypt ? { crypt: crypt.normal.crypt } : {}),
         ...(tls.normal.tls ? { tls: tls.normal.tls } : {}),
       },
@@ -272,5 +277,6 @@ function controllerConfig(c: MainConfigValue['workers']['controller'], absDir: s
     historyRows: c.history_rows,
     errorElts: c.error_elts,
     authFailLimit: c.auth_fail_limit,
+    fileInputPeers: c.file_input_peers,
   };
 }

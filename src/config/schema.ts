@@ -8,6 +8,7 @@ import { parseBind, parseDuration, parseSize } from './values.js';
 import { WorkerTlsKeys } from './schema-tls.js';
 import { WorkerCryptKeys } from './schema-keypair.js';
 import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
+import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
 
 /** Caps what a config can ask for; each protects the machine from a typo like `count: 2000`. */
 export const MAX_WORKER_COUNT = 256; // more processes than this only thrash a host
@@ -29,6 +30,10 @@ function parsed<T>(parse: (v: unknown) => T | undefined, expected: string) {
 const Size = parsed(parseSize, 'a non-negative size in bytes or a string like "50M"');
 const Duration = parsed(parseDuration, 'a non-negative number of seconds or a string like "8s"');
 const Bind = parsed(parseBind, 'an address "host:port" (e.g. "127.0.0.1:11333", "[::1]:11333", "*:11333")');
+
+const Network = parsed((v) => (typeof v === 'string' && parseNetwork(v) ? v : undefined), 'an IP address or network like "127.0.0.0/8" or "::1"');
+/** Peers allowed to name local files and shm segments as the message (File, Shm headers); [] refuses all. */
+const FileInputPeers = z.array(Network).default([...LOOPBACK_NETWORKS]);
 
 const MAX_DICT_ID = 0xffffffff; // zstd dictionary ids are 32-bit
 /** A trained dictionary's path, or `{file, id}` where id must match the one stored in the file. */
@@ -54,6 +59,7 @@ const NormalWorker = z.strictObject({
   zstd_input_dictionary: Dictionary.optional(),
   /** Dictionary for zstd replies to clients that asked with the matching `Dictionary` id. */
   zstd_output_dictionary: Dictionary.optional(),
+  file_input_peers: FileInputPeers,
   // HTTP encryption (keypair, encrypted_only): see schema-keypair.ts.
   ...WorkerCryptKeys,
   // HTTPS listener (tls): see schema-tls.ts.
@@ -87,6 +93,7 @@ const ControllerWorker = z.strictObject({
   error_elts: z.int().min(1).max(MAX_ERROR_ELTS).default(10),
   /** Refused authentications per address per minute before it gets 429; 0: no throttling. */
   auth_fail_limit: z.int().min(0).max(1_000_000).default(10),
+  file_input_peers: FileInputPeers,
   // HTTP encryption (keypair, encrypted_only): see schema-keypair.ts.
   ...WorkerCryptKeys,
   // HTTPS listener (tls): see schema-tls.ts.

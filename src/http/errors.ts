@@ -48,6 +48,13 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   ERR_V3_BAD_METADATA: { status: 400, domain: 'protocol-error' },
   ERR_V3_NO_MESSAGE: { status: 400, domain: 'protocol-error' },
   ERR_V3_DECOMPRESSION: { status: 400, domain: 'protocol-error' },
+  // Message sources named by headers (src/protocol/message-source.ts: Shm, File, Path). A source
+  // that cannot be read keeps Rspamd's 503 (its message-loading status); the client's own
+  // mistakes are 4xx.
+  ERR_SOURCE_FORBIDDEN: { status: 403, domain: 'protocol-error' },
+  ERR_SOURCE_INVALID: { status: 400, domain: 'protocol-error' },
+  ERR_SOURCE_UNREADABLE: { status: 503, domain: 'task-error' },
+  ERR_SOURCE_TOO_LARGE: { status: 413, domain: 'task-error' },
   // Scanning.
   ERR_SCAN_FAILED: { status: 500, domain: 'task-error' },
   // TLS listener set-up (src/http/tls.ts): unreadable or unusable certificate files. They

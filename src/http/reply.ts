@@ -8,6 +8,7 @@ import type { Reply } from './types.js';
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   400: 'Bad Request',
+  403: 'Forbidden',
   404: 'Not Found',
   406: 'Not Acceptable',
   408: 'Request Timeout',

@@ -8,11 +8,13 @@ import { replyForError } from '../http/reply.js';
 import { createTransport, DEFAULT_MAX_BODY_BYTES, type TransportOptions } from '../http/server.js';
 import type { Reply, Request } from '../http/types.js';
 import { loadDictionaries, type DictionaryFiles, type DictionarySet } from '../http/zstd.js';
+import { LOOPBACK_NETWORKS, PeerNetworks } from '../http/peer-networks.js';
 import type { Scanner } from '../engine/contract.js';
 import type { ScanResult } from '../plugin-api/index.js';
 import type { Logger } from '../plugin-api/index.js';
 import { decodeV2Request } from '../protocol/decode-v2.js';
 import { decodeV3Request } from '../protocol/parse-v3.js';
+import { loadMessageSource, namesMessageSource, type LoadedSource, type MessageSourcePolicy } from '../protocol/message-source.js';
 import { bodyBlockOf, buildV2Reply } from '../protocol/reply-v2.js';
 import { renderRspamcText, renderSpamcText, renderTextError } from '../protocol/render-text.js';
 import { buildV3Reply } from '../protocol/render-v3.js';
@@ -41,6 +43,8 @@ export interface NormalWorkerOptions {
   onScan?: ScanObserver;
   /** Called for every accepted connection (the `connections` counter). */
   onConnection?: () => void;
+  /** Peers allowed to name the message by `File` or `Shm` (workers.normal.file_input_peers); loopback by default. */
+  fileInputPeers?: readonly string[];
 }
 
 type Route = { kind: 'ping' } | { kind: 'v2'; layout: ReplyLayout } | { kind: 'v3' };
@@ -67,8 +71,21 @@ export function createNormalHandler(opts: {
   dictionaries: DictionarySet;
   log: Logger;
   onScan?: ScanObserver;
+  fileInputPeers?: readonly string[];
 }): (req: Request) => Promise<Reply> | Reply {
   const { scanner, maxMessage, dictionaries, log, onScan } = opts;
+  const sources: MessageSourcePolicy = {
+    peers: new PeerNetworks(opts.fileInputPeers ?? LOOPBACK_NETWORKS),
+    maxMessage,
+    peersKey: 'workers.normal.file_input_peers',
+  };
+  /** The request with its body replaced by the message its Shm/File headers name. */
+  const withSource = async (req: Request, protocol: 'v2' | 'v3'): Promise<{ req: Request; source?: LoadedSource }> => {
+    const loaded = await loadMessageSource(req, sources, protocol);
+    if (!loaded) return { req };
+    log.debug('message read from a local source', { ...loaded.source });
+    return loaded;
+  };
   const observe = (sr: ScanRequest, result: ScanResult, startedAt: number, t0: bigint, legacy: boolean): void => {
     if (!onScan) return;
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -101,6 +118,7 @@ export function createNormalHandler(opts: {
     const text = (body: Buffer): Reply => ({ status: 200, raw: true, close: true, body });
     let sr: ScanRequest;
     try {
+      if (namesMessageSource(req, 'v2')) ({ req } = await withSource(req, 'v2'));
       sr = decodeV2Request(req, 'v2', decodeOpts);
     } catch (err) {
       return text(renderTextError(dialect, (err as Error).message));
@@ -132,15 +150,23 @@ export function createNormalHandler(opts: {
       }
       return reply;
     };
-    try {
-      const sr = route.kind === 'v3' ? decodeV3Request(req, decodeOpts) : decodeV2Request(req, route.layout, decodeOpts);
-      // v3 takes tls from its metadata; a verified client certificate fills the gap (src/http/tls.ts).
-      const issuer = req.tlsCertIssuer;
-      if (issuer !== undefined && sr.meta.tls?.certIssuer === undefined) (sr.meta.tls ??= {}).certIssuer = issuer;
-      return scan(sr, route.kind === 'v3').catch(fail);
-    } catch (err) {
-      return fail(err);
-    }
+    const decodeAndScan = (req: Request, source?: LoadedSource): Promise<Reply> | Reply => {
+      try {
+        const sr = route.kind === 'v3' ? decodeV3Request(req, decodeOpts) : decodeV2Request(req, route.layout, decodeOpts);
+        // v3 takes tls from its metadata; a verified client certificate fills the gap (src/http/tls.ts).
+        const issuer = req.tlsCertIssuer;
+        if (issuer !== undefined && sr.meta.tls?.certIssuer === undefined) (sr.meta.tls ??= {}).certIssuer = issuer;
+        // Rspamd keeps a File input's path as the task's file name.
+        if (source?.kind === 'file' && sr.meta.filename === undefined) sr.meta.filename = source.name;
+        return scan(sr, route.kind === 'v3').catch(fail);
+      } catch (err) {
+        return fail(err);
+      }
+    };
+    const protocol = route.kind === 'v3' ? 'v3' : 'v2';
+    // Only a request naming a local source takes the asynchronous read.
+    if (namesMessageSource(req, protocol)) return withSource(req, protocol).then((r) => decodeAndScan(r.req, r.source), fail);
+    return decodeAndScan(req);
   };
 }
 
@@ -152,6 +178,7 @@ export async function startNormalWorker(opts: NormalWorkerOptions): Promise<Runn
     dictionaries: loadDictionaries(opts.dictionaries),
     log: opts.log,
     ...(opts.onScan ? { onScan: opts.onScan } : {}),
+    ...(opts.fileInputPeers ? { fileInputPeers: opts.fileInputPeers } : {}),
   });
   const transport = createTransport(handler, {
     ...opts.transport,

@@ -97,6 +97,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
         ...(w.dictionaries.output ? { output: w.dictionaries.output.file } : {}),
       },
       log: wlog,
+      fileInputPeers: w.fileInputPeers,
       transport: { keepAliveTimeoutMs: w.keepaliveTimeout * 1000, crypt: createHttpCrypt(w.crypt, wlog) },
       ...(serverName ? { serverName } : {}),
       listen: tlsListenOptions(w.tls, wlog),

@@ -1,23 +1,9 @@
-// A private Rspamd 3.4 for interop tests: the Debian binary with a minimal configuration (no
-// rule modules, so it starts in about two seconds), a normal worker and a controller on free
-// loopback ports, both with the given keypair. Stopped by its PID; its directory is removed.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+// A private Rspamd 3.4 for the encryption interop tests: a minimal configuration (no rule
+// modules, so it starts in about two seconds), a normal worker and a controller on free loopback
+// ports, both with the given keypair (test/helpers/real-rspamd.ts runs it).
+import { freePort, RSPAMD, startRspamd } from '../helpers/real-rspamd.js';
 
-export const RSPAMD = '/usr/bin/rspamd';
-/**
- * Longest wait for the listeners. Rspamd compiles its TLD list and regexps at start: a few seconds
- * on an idle machine, but over 20 s was seen while the other test files ran beside it on two
- * cores. The wait ends as soon as both ports answer, so the margin costs a passing run nothing.
- */
-const START_TIMEOUT_MS = 60_000;
-/** Time given to a clean stop before SIGKILL. */
-const STOP_TIMEOUT_MS = 5_000;
-/** The user Debian's package runs workers as; rspamd refuses to keep root privileges. */
-const RSPAMD_USER = '_rspamd';
+export { RSPAMD };
 
 export interface RealRspamd {
   normalPort: number;
@@ -27,83 +13,15 @@ export interface RealRspamd {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
-function ids(user: string): { uid: number; gid: number } {
-  const uid = Number(execFileSync('id', ['-u', user]).toString().trim());
-  const gid = Number(execFileSync('id', ['-g', user]).toString().trim());
-  return { uid, gid };
-}
-
 export async function startRealRspamd(keypair: { pubkey: string; privkey: string }): Promise<RealRspamd> {
-  const dir = await mkdtemp(join(tmpdir(), 'mailsift-rspamd-'));
   const [normalPort, controllerPort] = [await freePort(), await freePort()];
-  for (const d of ['db', 'run', 'log']) await mkdir(join(dir, d));
   const kp = `keypair { pubkey = "${keypair.pubkey}"; privkey = "${keypair.privkey}"; }`;
-  await writeFile(join(dir, 'rspamd.conf'), [
-    'options {',
-    '  pidfile = "$RUNDIR/rspamd.pid";',
-    // Nothing answers on port 9 (discard): a lookup fails at once instead of reaching the network.
-    '  dns { nameserver = ["127.0.0.1:9"]; timeout = 0.2s; retransmits = 1; sockets = 1; }',
-    '}',
-    'logging { type = "file"; filename = "$LOGDIR/rspamd.log"; level = "info"; }',
-    `worker "normal" { bind_socket = "127.0.0.1:${normalPort}"; count = 1; ${kp} }`,
-    `worker "controller" { bind_socket = "127.0.0.1:${controllerPort}"; count = 1; secure_ip = "127.0.0.1"; ${kp} }`,
-    '',
-  ].join('\n'));
-  const args = ['-f', '-c', join(dir, 'rspamd.conf'), `--var=LOCAL_CONFDIR=${dir}`, `--var=DBDIR=${dir}/db`, `--var=RUNDIR=${dir}/run`, `--var=LOGDIR=${dir}/log`];
-  if (userInfo().uid === 0) {
-    const { uid, gid } = ids(RSPAMD_USER);
-    for (const d of ['db', 'run', 'log']) await chown(join(dir, d), uid, gid);
-    args.unshift('-u', RSPAMD_USER, '-g', RSPAMD_USER);
-  }
-  const child: ChildProcess = spawn(RSPAMD, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const pid = child.pid!;
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      process.kill(pid, 'SIGTERM');
-      const t = setTimeout(() => {
-        if (child.exitCode === null) process.kill(pid, 'SIGKILL');
-      }, STOP_TIMEOUT_MS);
-      await exited;
-      clearTimeout(t);
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
-  const log = (): Promise<string> => readFile(join(dir, 'log', 'rspamd.log'), 'utf8').catch(() => '');
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!((await canConnect(normalPort)) && (await canConnect(controllerPort)))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      const why = child.exitCode !== null ? `exited with ${child.exitCode}` : `not listening after ${START_TIMEOUT_MS} ms`;
-      const text = output + (await log());
-      await stop();
-      throw new Error(`rspamd ${why}: ${text.slice(-2000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { normalPort, controllerPort, pid, log, stop };
+  const r = await startRspamd({
+    workers: [
+      `worker "normal" { bind_socket = "127.0.0.1:${normalPort}"; count = 1; ${kp} }`,
+      `worker "controller" { bind_socket = "127.0.0.1:${controllerPort}"; count = 1; secure_ip = "127.0.0.1"; ${kp} }`,
+    ],
+    ports: [normalPort, controllerPort],
+  });
+  return { normalPort, controllerPort, pid: r.pid, log: r.log, stop: r.stop };
 }

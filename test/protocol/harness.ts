@@ -45,12 +45,14 @@ export interface ExchangeOptions {
   /** Write the request in pieces with this delay between them. */
   chunks?: Buffer[];
   chunkDelayMs?: number;
+  /** Connect from this local address (any of 127/8 reaches a loopback listener on Linux). */
+  localAddress?: string;
 }
 
 /** Writes bytes, reads until the server closes (or the timeout), returns everything read. */
 export function exchange(port: number, bytes: Buffer, opts: ExchangeOptions = {}): Promise<{ data: Buffer; closedByServer: boolean }> {
   return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
+    const sock = net.connect({ port, host: '127.0.0.1', ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) });
     const parts: Buffer[] = [];
     let settled = false;
     const done = (closedByServer: boolean): void => {

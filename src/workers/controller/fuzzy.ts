@@ -162,10 +162,10 @@ export function fuzzyRoutes(ctx: ControllerContext): ControllerRoute[] {
   };
 
   return [
-    { path: '/fuzzyadd', level: 'enable', handler: learn(FUZZY_WRITE) },
-    { path: '/fuzzydel', level: 'enable', handler: learn(FUZZY_DEL) },
+    { path: '/fuzzyadd', level: 'enable', message: true, handler: learn(FUZZY_WRITE) },
+    { path: '/fuzzydel', level: 'enable', message: true, handler: learn(FUZZY_DEL) },
     { path: '/fuzzydelhash', level: 'enable', handler: delHash },
-    { path: '/plugins/fuzzy/hashes', level: 'normal', handler: showHashes },
+    { path: '/plugins/fuzzy/hashes', level: 'normal', message: true, handler: showHashes },
     { path: '/plugins/fuzzy/storages', level: 'normal', handler: storages },
   ];
 }

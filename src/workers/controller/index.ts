@@ -5,12 +5,14 @@
 
 import { gzipSync } from 'node:zlib';
 import { classifyError } from '../../http/errors.js';
+import { PeerNetworks } from '../../http/peer-networks.js';
 import { createTransport, DEFAULT_MAX_BODY_BYTES, type TransportOptions } from '../../http/server.js';
 import type { Handler, Reply, Request } from '../../http/types.js';
 import { createScanObserver } from '../../observability/scan-observer.js';
 import { StatsHub } from '../../observability/stats-hub.js';
 import { StatsRecorder } from '../../observability/stats-recorder.js';
 import type { Logger } from '../../plugin-api/index.js';
+import { loadMessageSource, namesMessageSource, type MessageSourcePolicy } from '../../protocol/message-source.js';
 import { listenTransport, type ListenOptions, type RunningWorker } from '../listen.js';
 import { authConfigOf, Authenticator, openAccessWarning } from './auth.js';
 import { configIdOf, VERSION, type CoreContext } from './core-context.js';
@@ -156,6 +158,7 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
   let ownHub: StatsHub | undefined;
   let auth: Authenticator | undefined;
   let staticFiles: StaticHandler | undefined;
+  let sources: MessageSourcePolicy | undefined;
   if (opts.context) {
     ({ core, ownHub } = completeContext(opts.context));
     if (ownHub) await ownHub.start();
@@ -166,6 +169,7 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
     if (open) log.warn(open, { host: c.host, port: c.port });
     for (const family of [...FAMILIES, ...(opts.families ?? [])]) for (const r of await family(core)) add(r);
     staticFiles = staticHandlerFor?.(core);
+    sources = { peers: new PeerNetworks(c.fileInputPeers), maxMessage: opts.context.config.workers.normal.maxMessage, peersKey: 'workers.controller.file_input_peers' };
   } else {
     add(pingRoute);
   }
@@ -192,6 +196,8 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
       session = outcome.session;
     }
     try {
+      // A message named by Shm/File replaces the body before the handler sees the request.
+      if (r.message && sources && namesMessageSource(req, 'v2')) req = (await loadMessageSource(req, sources))?.req ?? req;
       return await r.handler(req, session);
     } catch (err) {
       return errorToReply(err, log);

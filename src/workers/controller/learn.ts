@@ -57,8 +57,8 @@ export function learnRoutes(ctx: ControllerContext): ControllerRoute[] {
   };
 
   return [
-    { path: '/learnspam', level: 'enable', handler: learn('spam') },
-    { path: '/learnham', level: 'enable', handler: learn('ham') },
+    { path: '/learnspam', level: 'enable', message: true, handler: learn('spam') },
+    { path: '/learnham', level: 'enable', message: true, handler: learn('ham') },
     {
       path: '/bayes/classifiers',
       level: 'normal',

@@ -95,7 +95,8 @@ export function routesForTable(ctx: ControllerContext, table: PluginTable): Cont
       const path = `/plugins/${plugin}/${name}`;
       paths.push(path);
       if (typeof def.version === 'number' && Number.isFinite(def.version)) version = Math.max(version, Math.trunc(def.version));
-      routes.push({ path: path.toLowerCase(), level: def.enable === true ? 'enable' : 'normal', handler: (req) => runEndpoint(def, req, ctx, path) });
+      const needTask = def.need_task === true || def.needTask === true;
+      routes.push({ path: path.toLowerCase(), level: def.enable === true ? 'enable' : 'normal', message: needTask, handler: (req) => runEndpoint(def, req, ctx, path) });
     }
     listing[plugin] = { version, paths };
   }

@@ -31,8 +31,8 @@ export function scanRoutes(ctx: CoreContext): ControllerRoute[] {
     return markUncompressed(buildV2Reply(result, sr.meta, sr.want, dictionaries));
   };
   return [
-    { path: '/checkv2', level: 'normal', handler: (req) => scan(req, 'v2') },
-    { path: '/check', level: 'normal', handler: (req) => scan(req, 'v1') },
-    { path: '/scan', level: 'normal', handler: (req) => scan(req, 'v1') },
+    { path: '/checkv2', level: 'normal', message: true, handler: (req) => scan(req, 'v2') },
+    { path: '/check', level: 'normal', message: true, handler: (req) => scan(req, 'v1') },
+    { path: '/scan', level: 'normal', message: true, handler: (req) => scan(req, 'v1') },
   ];
 }

@@ -28,6 +28,11 @@ export interface ControllerRoute {
   /** Lower-case path with the leading slash, e.g. `/stat`, `/plugins/maps/query`. */
   path: string;
   level: AuthLevel;
+  /**
+   * The route scans or learns the message in the body: `Shm`/`File` headers may name it instead
+   * (src/protocol/message-source.ts), read before the handler runs, after authentication.
+   */
+  message?: boolean;
   handler(req: Request, session: ControllerSession): Reply | Promise<Reply>;
 }
 
