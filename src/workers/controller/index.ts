@@ -12,6 +12,7 @@ import { StatsHub } from '../../observability/stats-hub.js';
 import { StatsRecorder } from '../../observability/stats-recorder.js';
 import type { Logger } from '../../plugin-api/index.js';
 import { listenTransport, type ListenOptions, type RunningWorker } from '../listen.js';
+import { trackRequests, type ScanBoard } from '../scan-board.js';
 import { Authenticator } from './auth.js';
 import { configIdOf, VERSION, type CoreContext } from './core-context.js';
 import { errorsRoutes } from './errors.js';
@@ -237,6 +238,8 @@ export interface ControllerWorkerOptions {
   transport?: Omit<TransportOptions, 'serverName' | 'onUnknownError'>;
   /** HTTPS listener and whether to keep the plain one (src/workers/listen.ts). */
   listen?: ListenOptions;
+  /** Requests in flight are written down here for the watchdog (src/workers/scan-board.ts). */
+  board?: ScanBoard;
 }
 
 export async function startControllerWorker(opts: ControllerWorkerOptions): Promise<RunningWorker> {
@@ -247,7 +250,7 @@ export async function startControllerWorker(opts: ControllerWorkerOptions): Prom
     ...(opts.families ? { families: opts.families } : {}),
   });
   const maxBody = opts.context?.config.workers.normal.maxMessage ?? DEFAULT_MAX_BODY_BYTES;
-  const transport = createTransport(ch.handler, {
+  const transport = createTransport(opts.board ? trackRequests(ch.handler, opts.board) : ch.handler, {
     maxBodyBytes: maxBody,
     ...opts.transport,
     ...(opts.serverName ? { serverName: opts.serverName } : {}),
