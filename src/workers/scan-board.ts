@@ -171,7 +171,18 @@ export function readScanBoard(path: string): BoardContents {
   return { entries, untracked };
 }
 
-const MESSAGE_ID_NAME = 'message-id:';
+const MESSAGE_ID_NAME = Buffer.from('message-id:', 'latin1');
+
+/** The header name at `at`, compared without decoding (ASCII letters folded to lower case). */
+function isMessageIdName(message: Buffer, at: number, lineEnd: number): boolean {
+  if (lineEnd - at < MESSAGE_ID_NAME.length) return false;
+  for (let i = 0; i < MESSAGE_ID_NAME.length; i++) {
+    let b = message[at + i]!;
+    if (b >= 0x41 && b <= 0x5a) b |= 0x20;
+    if (b !== MESSAGE_ID_NAME[i]) return false;
+  }
+  return true;
+}
 
 /**
  * The Message-ID of a raw message, found cheaply without parsing it: the first `Message-ID:`
@@ -185,7 +196,7 @@ export function peekMessageId(message: Buffer): string | undefined {
     const lineEnd = nl < 0 || nl >= end ? end : nl;
     const first = message[line];
     if (first === 0x0d || first === 0x0a) return undefined; // the blank line: headers are over
-    if (lineEnd - line >= MESSAGE_ID_NAME.length && message.toString('latin1', line, line + MESSAGE_ID_NAME.length).toLowerCase() === MESSAGE_ID_NAME) {
+    if (isMessageIdName(message, line, lineEnd)) {
       let value = message.toString('latin1', line + MESSAGE_ID_NAME.length, lineEnd);
       // Folded continuation lines belong to the value.
       let next = lineEnd + 1;

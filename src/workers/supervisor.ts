@@ -5,7 +5,7 @@
 // engine, so a worker never shares state with another except through the stores.
 
 import cluster, { type Worker } from 'node:cluster';
-import { accessSync, constants as fsConstants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,6 +160,32 @@ function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
   process.on('SIGINT', once);
 }
 
+/** Scan-board directories are named after the process that made them, so leftovers can be told from boards in use. */
+const BOARD_DIR_PREFIX = 'mailsift-board-';
+/** Leftover board directories removed at start; a directory listing is not worth more work than this. */
+const MAX_STALE_BOARD_DIRS = 100;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes board directories left by processes that were killed outright (no exit handler ran). */
+function removeStaleBoardDirs(base: string): void {
+  let removed = 0;
+  for (const name of readdirSync(base)) {
+    if (removed >= MAX_STALE_BOARD_DIRS) break;
+    const m = /^mailsift-board-(\d+)-/.exec(name);
+    if (!m || processAlive(Number(m[1]))) continue;
+    rmSync(join(base, name), { recursive: true, force: true });
+    removed++;
+  }
+}
+
 /**
  * A private directory for the workers' scan boards: tmpfs (/dev/shm) when the host has one, so
  * a board write never touches a disk. Undefined, with a warning, when none can be made.
@@ -173,7 +199,8 @@ function makeBoardDir(log: RootLogger): string | undefined {
     // no tmpfs: the temporary directory will do
   }
   try {
-    const dir = mkdtempSync(join(base, 'mailsift-board-'));
+    removeStaleBoardDirs(base);
+    const dir = mkdtempSync(join(base, `${BOARD_DIR_PREFIX}${process.pid}-`));
     process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
     return dir;
   } catch (err) {
@@ -203,10 +230,11 @@ export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?:
   const stats = await startPrimaryStats(cfg, log.child('stats'), () => ({ scanners: 1, alive: 1 }));
   const boardDir = makeBoardDir(log);
   const board = boardDir ? ScanBoard.open(boardPath(boardDir, process.pid), log) : undefined;
-  if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format });
   const listeners: Listener[] = [await startRole('normal', cfg, log, serverName, stats.hub, board)];
   if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName, stats.hub, board));
   if (cfg.workers.fuzzy.enabled) listeners.push(await startRole('fuzzy', cfg, log, serverName, stats.hub));
+  // From here on, as the supervisor does from a worker's readiness: start-up is not judged.
+  if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format });
   process.on('SIGHUP', () => reloadTlsListeners(listeners, log));
   onStopSignal((signal) => {
     log.info('stopping', { signal });
