@@ -265,9 +265,9 @@ export const MainConfig = z.strictObject({
       controller: ControllerWorker.prefault({}),
       fuzzy: FuzzyWorkerSchema.prefault({}),
       /** A worker whose event loop sends no heartbeat for this long is killed and replaced; 0: no watchdog. */
-      watchdog_timeout: Duration.pipe(z.union([z.literal(0), z.number().min(MIN_WATCHDOG_TIMEOUT_S).max(MAX_WATCHDOG_TIMEOUT_S)])).default(30),
+      watchdog_timeout: Duration.pipe(z.number().refine((v) => v === 0 || (v >= MIN_WATCHDOG_TIMEOUT_S && v <= MAX_WATCHDOG_TIMEOUT_S), `0 (off) or ${MIN_WATCHDOG_TIMEOUT_S} to ${MAX_WATCHDOG_TIMEOUT_S} seconds`)).default(30),
       /** V8 heap cap (`--max-old-space-size`) of every worker process; 0: V8's own default. */
-      max_heap: Size.pipe(z.union([z.literal(0), z.number().min(MIN_MAX_HEAP)])).default(DEFAULT_MAX_HEAP),
+      max_heap: Size.pipe(z.number().refine((v) => v === 0 || v >= MIN_MAX_HEAP, `0 (V8 default) or a size of at least ${MIN_MAX_HEAP / 1024 ** 2}M`)).default(DEFAULT_MAX_HEAP),
     })
     .prefault({}),
   actions: Actions.prefault({}),

@@ -10,6 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import v8 from 'node:v8';
 import { ConfigError } from '../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { moduleConfigIssues } from '../config/modules.js';
@@ -233,6 +234,11 @@ export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?:
   const listeners: Listener[] = [await startRole('normal', cfg, log, serverName, stats.hub, board)];
   if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName, stats.hub, board));
   if (cfg.workers.fuzzy.enabled) listeners.push(await startRole('fuzzy', cfg, log, serverName, stats.hub));
+  const heapLimit = v8.getHeapStatistics().heap_size_limit;
+  // V8's limit adds the young generation to the old-space cap; a tenth more is still "the same cap".
+  if (cfg.workers.maxHeap > 0 && heapLimit > cfg.workers.maxHeap * 1.1) {
+    log.info(`--single: workers.max_heap (${mib(cfg.workers.maxHeap)}) cannot apply to a running process; its heap limit is ${mib(heapLimit)} (start node with --max-old-space-size to cap it)`);
+  }
   // From here on, as the supervisor does from a worker's readiness: start-up is not judged.
   if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format });
   process.on('SIGHUP', () => reloadTlsListeners(listeners, log));
@@ -440,9 +446,10 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     const board = boardDir ? readScanBoard(boardPath(boardDir, pid)) : undefined;
     slot.stalledMs = silentMs;
     worker.process.kill('SIGKILL');
-    const inFlight = describeInFlight(board, Date.now());
+    // The fuzzy worker keeps no board: it has only short datagram requests to be stuck in.
+    const inFlight = slot.role === 'fuzzy' ? '' : `; ${describeInFlight(board, Date.now())}`;
     slog.error(
-      `${slot.role} worker ${pid} stalled: no heartbeat for ${(silentMs / 1000).toFixed(1)} s (workers.watchdog_timeout ${cfg.workers.watchdogTimeout} s); killed to be replaced; ${inFlight}`,
+      `${slot.role} worker ${pid} stalled: no heartbeat for ${(silentMs / 1000).toFixed(1)} s (workers.watchdog_timeout ${cfg.workers.watchdogTimeout} s); killed to be replaced${inFlight}`,
       { worker: slot.role, workerPid: pid, id: reportId(board), silentMs, inFlight: board?.entries ?? [] },
     );
   };
