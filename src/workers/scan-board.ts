@@ -6,7 +6,9 @@
 // start is one positional write of a short JSON line, an end one write of a zero byte; nobody
 // reads the file until the watchdog needs to know.
 
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Handler } from '../http/types.js';
 import type { Logger } from '../plugin-api/index.js';
 
@@ -225,4 +227,58 @@ export function trackRequests(handler: Handler, board: ScanBoard): Handler {
       board.end(slot);
     }
   };
+}
+
+/** Scan-board directories are named after the process that made them, so leftovers can be told from boards in use. */
+const BOARD_DIR_PREFIX = 'mailsift-board-';
+/** Leftover board directories removed at start; a directory listing is not worth more work than this. */
+const MAX_STALE_BOARD_DIRS = 100;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes board directories left by processes that were killed outright (no exit handler ran). */
+function removeStaleBoardDirs(base: string): void {
+  let removed = 0;
+  for (const name of readdirSync(base)) {
+    if (removed >= MAX_STALE_BOARD_DIRS) break;
+    if (!name.startsWith(BOARD_DIR_PREFIX)) continue;
+    const pid = Number.parseInt(name.slice(BOARD_DIR_PREFIX.length), 10);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+    rmSync(join(base, name), { recursive: true, force: true });
+    removed++;
+  }
+}
+
+/**
+ * A private directory for the workers' scan boards: tmpfs (/dev/shm) when the host has one, so
+ * a board write never touches a disk. Undefined, with a warning, when none can be made.
+ */
+export function makeBoardDir(log: Logger): string | undefined {
+  let base = tmpdir();
+  try {
+    accessSync('/dev/shm', fsConstants.W_OK);
+    base = '/dev/shm';
+  } catch {
+    // no tmpfs: the temporary directory will do
+  }
+  try {
+    removeStaleBoardDirs(base);
+    const dir = mkdtempSync(join(base, `${BOARD_DIR_PREFIX}${process.pid}-`));
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  } catch (err) {
+    log.warn('cannot create a directory for scan boards; a stalled worker will be replaced without naming its scans', { base, err: String(err) });
+    return undefined;
+  }
+}
+
+export function boardPath(dir: string, pid: number): string {
+  return join(dir, `${pid}.board`);
 }

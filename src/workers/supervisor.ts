@@ -5,11 +5,8 @@
 // engine, so a worker never shares state with another except through the stores.
 
 import cluster, { type Worker } from 'node:cluster';
-import { accessSync, constants as fsConstants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import v8 from 'node:v8';
 import { ConfigError } from '../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
@@ -29,9 +26,10 @@ import { startFuzzyWorker } from '../fuzzy/worker.js';
 import { tuneV8ForScanning } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 import type { HealthInfo } from '../observability/stats-hub.js';
-import { readScanBoard, ScanBoard } from './scan-board.js';
+import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.js';
 import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS, mib, monotonicMs, reportId, startHeartbeat, WATCHDOG_TICK_MS } from './watchdog.js';
 import { startWatchdogThread } from './watchdog-thread.js';
+import { forwardStderr } from './worker-stderr.js';
 
 export type WorkerRole = 'normal' | 'controller' | 'fuzzy';
 
@@ -61,8 +59,6 @@ const EXIT_STARTUP_FAILED = 78;
 const SUPERVISOR_LAG_MS = 4 * WATCHDOG_TICK_MS;
 /** Time a dead worker's stderr is given to deliver its last lines (V8's out-of-memory report) before its exit is judged. */
 const STDERR_DRAIN_MS = 1_000;
-/** Longest stderr line kept whole while forwarding; a longer run without a newline is passed on in pieces. */
-const MAX_STDERR_LINE = 64 * 1024;
 
 const ROLE_ENV = 'MAILSIFT_WORKER_ROLE';
 /** Directory where each worker keeps its scan board (scan-board.ts), named by the supervisor. */
@@ -159,59 +155,6 @@ function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
   };
   process.on('SIGTERM', once);
   process.on('SIGINT', once);
-}
-
-/** Scan-board directories are named after the process that made them, so leftovers can be told from boards in use. */
-const BOARD_DIR_PREFIX = 'mailsift-board-';
-/** Leftover board directories removed at start; a directory listing is not worth more work than this. */
-const MAX_STALE_BOARD_DIRS = 100;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Removes board directories left by processes that were killed outright (no exit handler ran). */
-function removeStaleBoardDirs(base: string): void {
-  let removed = 0;
-  for (const name of readdirSync(base)) {
-    if (removed >= MAX_STALE_BOARD_DIRS) break;
-    const m = /^mailsift-board-(\d+)-/.exec(name);
-    if (!m || processAlive(Number(m[1]))) continue;
-    rmSync(join(base, name), { recursive: true, force: true });
-    removed++;
-  }
-}
-
-/**
- * A private directory for the workers' scan boards: tmpfs (/dev/shm) when the host has one, so
- * a board write never touches a disk. Undefined, with a warning, when none can be made.
- */
-function makeBoardDir(log: RootLogger): string | undefined {
-  let base = tmpdir();
-  try {
-    accessSync('/dev/shm', fsConstants.W_OK);
-    base = '/dev/shm';
-  } catch {
-    // no tmpfs: the temporary directory will do
-  }
-  try {
-    removeStaleBoardDirs(base);
-    const dir = mkdtempSync(join(base, `${BOARD_DIR_PREFIX}${process.pid}-`));
-    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-    return dir;
-  } catch (err) {
-    log.warn('cannot create a directory for scan boards; a stalled worker will be replaced without naming its scans', { base, err: String(err) });
-    return undefined;
-  }
-}
-
-function boardPath(dir: string, pid: number): string {
-  return join(dir, `${pid}.board`);
 }
 
 /** `node` options for a worker process: the parent's, plus the heap cap. */
@@ -322,41 +265,6 @@ function freePort(host: string): Promise<number> {
       const port = (srv.address() as AddressInfo).port;
       srv.close(() => resolve(port));
     });
-  });
-}
-
-/**
- * Passes a worker's stderr on to ours line by line (two workers' lines never interleave) and
- * tells `onLine` about each; resolves when the stream ends.
- */
-function forwardStderr(stream: Readable, onLine: (line: string) => void): Promise<void> {
-  let partial = '';
-  const emit = (text: string): void => {
-    onLine(text);
-    process.stderr.write(text);
-  };
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    partial += chunk;
-    let nl = partial.indexOf('\n');
-    while (nl >= 0) {
-      emit(partial.slice(0, nl + 1));
-      partial = partial.slice(nl + 1);
-      nl = partial.indexOf('\n');
-    }
-    if (partial.length > MAX_STDERR_LINE) {
-      emit(partial);
-      partial = '';
-    }
-  });
-  return new Promise((resolve) => {
-    const done = (): void => {
-      if (partial) emit(`${partial}\n`);
-      partial = '';
-      resolve();
-    };
-    stream.once('end', done);
-    stream.once('error', done);
   });
 }
 

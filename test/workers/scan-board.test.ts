@@ -3,10 +3,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BOARD_SLOTS, MAX_FIELD_CHARS, MAX_MESSAGE_ID_PEEK_BYTES, peekMessageId, readScanBoard, ScanBoard } from '../../src/workers/scan-board.js';
+import { basename, dirname, join } from 'node:path';
+import { BOARD_SLOTS, makeBoardDir, MAX_FIELD_CHARS, MAX_MESSAGE_ID_PEEK_BYTES, peekMessageId, readScanBoard, ScanBoard } from '../../src/workers/scan-board.js';
 import { describeInFlight, reportId } from '../../src/workers/watchdog.js';
 
 const warnings: string[] = [];
@@ -113,4 +115,26 @@ test('peekMessageId reads the header cheaply: folded, any case, brackets removed
   const many = 'X: y\r\n'.repeat(Math.ceil(MAX_MESSAGE_ID_PEEK_BYTES / 6) + 10);
   assert.equal(peekMessageId(m(`${many}Message-ID: <late@x>\r\n\r\n`)), undefined);
   assert.equal(peekMessageId(m(`X: y\r\nMessage-ID: <early@x>\r\n${many}\r\n`)), 'early@x');
+});
+
+test('a board directory is named after its process; those of dead processes are removed', async () => {
+  const dir = makeBoardDir(log);
+  assert.ok(dir);
+  try {
+    assert.match(basename(dir), new RegExp(`^mailsift-board-${process.pid}-`));
+    // A process that has exited: its pid names a leftover directory.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const leftover = join(dirname(dir), `mailsift-board-${dead.stdout}-leftover`);
+    mkdirSync(leftover);
+    const mine = join(dirname(dir), `mailsift-board-${process.pid}-alive`);
+    mkdirSync(mine);
+    const again = makeBoardDir(log);
+    assert.ok(again);
+    assert.equal(existsSync(leftover), false, "the dead process's directory is removed");
+    assert.equal(existsSync(mine), true, "a live process's directory is kept");
+    await rm(mine, { recursive: true });
+    await rm(again, { recursive: true });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
