@@ -7,7 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { runCli, type LogLine, type Running } from '../cli/run-cli.js';
 import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
@@ -310,6 +312,10 @@ test('--single: the watchdog thread logs the stuck request and kills the process
     assert.ok(isConnectionError(await stuck));
   } finally {
     srv.child.kill('SIGKILL');
+    await srv.exited;
+    // A killed process leaves its scan-board directory (the next start would remove it).
+    const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+    for (const name of readdirSync(base).filter((n) => n.startsWith(`mailsift-board-${srv.child.pid}-`))) rmSync(join(base, name), { recursive: true, force: true });
     await removeConfDir(dir);
   }
 });
