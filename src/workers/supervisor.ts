@@ -183,7 +183,7 @@ export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?:
     log.info(`--single: workers.max_heap (${mib(cfg.workers.maxHeap)}) cannot apply to a running process; its heap limit is ${mib(heapLimit)} (start node with --max-old-space-size to cap it)`);
   }
   // From here on, as the supervisor does from a worker's readiness: start-up is not judged.
-  if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format });
+  if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format }, log);
   process.on('SIGHUP', () => reloadTlsListeners(listeners, log));
   onStopSignal((signal) => {
     log.info('stopping', { signal });

@@ -8,6 +8,7 @@
 
 import { Worker } from 'node:worker_threads';
 import type { LogFormat } from '../observability/log.js';
+import type { Logger } from '../plugin-api/index.js';
 import { BOARD_SLOT_BYTES, BOARD_SLOTS } from './scan-board.js';
 import { HEARTBEAT_INTERVAL_MS, MAX_NAMED_SCANS, monotonicMs, WATCHDOG_TICK_MS } from './watchdog.js';
 
@@ -51,7 +52,9 @@ function inFlight(now) {
 }
 const mono = () => Number(process.hrtime.bigint() / 1000000n);
 let lastTick = mono();
+let fired = false;
 setInterval(() => {
+  if (fired) return;
   const t = mono();
   // This thread was held up itself (a suspended host): the silence is not the loop's.
   if (t - lastTick > heldMs) Atomics.store(stamp, 0, BigInt(t));
@@ -63,13 +66,16 @@ setInterval(() => {
   const line = format === 'text'
     ? new Date(now).toISOString() + ' ERROR ' + process.pid + ' [watchdog] ' + msg + '\\n'
     : JSON.stringify({ level: 50, time: now, pid: process.pid, tag: 'watchdog', silentMs: silent, msg }) + '\\n';
+  fired = true;
   // Straight to the file descriptor: a thread's process.stdout goes through the stuck main loop.
   try { fs.writeSync(1, line); } finally { process.kill(process.pid, 'SIGKILL'); }
 }, tickMs);
 `;
 
 /** Starts the thread and the main loop's stamping; neither keeps the process alive. */
-export function startWatchdogThread(opts: WatchdogThreadOptions): void {
+export function startWatchdogThread(opts: WatchdogThreadOptions, log: Logger): void {
+  // The kernel ignores SIGKILL sent to a PID namespace's init from inside it (a container's PID 1).
+  if (process.pid === 1) log.warn('running as PID 1: the --single watchdog cannot kill this process; run it under an init (e.g. docker run --init)');
   const clock = new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
   const stamp = new BigInt64Array(clock);
   const beat = (): void => {
