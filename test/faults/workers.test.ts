@@ -98,13 +98,18 @@ interface LoadResult {
   /** Requests that failed twice (first try and the one retry). */
   failed: number;
   retried: number;
+  /** Queue-Ids of requests without a reply in LOAD_REPLY_TIMEOUT_MS (given up on, as an MTA would). */
+  timedOut: string[];
   wrong: string[];
   answeredAt: number[];
 }
 
+/** A scan of these messages takes well under a second; a request this old has been lost. */
+const LOAD_REPLY_TIMEOUT_MS = 20_000;
+
 /** `concurrency` clients scanning GTUBE and a ham message in turn; a connection error is retried once, as an MTA would. */
 function startLoad(port: number, concurrency: number, hamAction: string): { result: LoadResult; stop(): Promise<LoadResult> } {
-  const result: LoadResult = { answered: 0, failed: 0, retried: 0, wrong: [], answeredAt: [] };
+  const result: LoadResult = { answered: 0, failed: 0, retried: 0, timedOut: [], wrong: [], answeredAt: [] };
   let running = true;
   let n = 0;
   const client = async (): Promise<void> => {
@@ -113,16 +118,19 @@ function startLoad(port: number, concurrency: number, hamAction: string): { resu
       const spam = i % 2 === 0;
       const headers = { 'Queue-Id': `LOAD${i}`, IP: '192.0.2.10' };
       let reply: Reply | undefined;
-      for (let attempt = 0; attempt < 2 && !reply; attempt++) {
+      let timedOut = false;
+      for (let attempt = 0; attempt < 2 && !reply && !timedOut; attempt++) {
         try {
-          reply = await send(port, 'POST', '/checkv2', headers, spam ? GTUBE : HAM);
+          reply = await send(port, 'POST', '/checkv2', headers, spam ? GTUBE : HAM, LOAD_REPLY_TIMEOUT_MS);
         } catch (err) {
-          if (!isConnectionError(err)) throw err;
-          if (attempt === 0) result.retried++;
+          timedOut = /no reply to/.test(String(err));
+          if (!timedOut && !isConnectionError(err)) throw err;
+          if (attempt === 0 && !timedOut) result.retried++;
         }
       }
+      if (timedOut) result.timedOut.push(headers['Queue-Id']);
       if (!reply) {
-        result.failed++;
+        if (!timedOut) result.failed++;
         continue;
       }
       const action = reply.status === 200 ? (JSON.parse(reply.body) as { action: string }).action : `status ${reply.status}`;
@@ -142,7 +150,7 @@ function startLoad(port: number, concurrency: number, hamAction: string): { resu
   };
 }
 
-test('a scan worker SIGKILLed under load is replaced; scans keep being answered and the replacement gets traffic', async () => {
+test('a scan worker SIGKILLed under load is replaced; scans keep being answered and the replacement gets traffic', async (t) => {
   const { srv, dir, scanPort, controllerPort, normalPids } = await startServer({ 'mailsift.yaml': config() }, 2);
   const CONCURRENCY = 4;
   try {
@@ -165,10 +173,16 @@ test('a scan worker SIGKILLed under load is replaced; scans keep being answered 
     const after = load.result.answered;
     await until('more scans after the replacement', async () => load.result.answered, (n) => n >= after + 20);
     const r = await load.stop();
+    t.diagnostic(`answered ${r.answered}, retried ${r.retried}, failed ${r.failed}, timed out ${r.timedOut.length}`);
     assert.deepEqual(r.wrong, [], 'every answered scan has the right verdict');
     // Only requests already handed to the killed worker can fail, each at most once more on retry.
-    assert.ok(r.failed <= CONCURRENCY, `failed ${r.failed} (retried ${r.retried}) of ${r.answered + r.failed}`);
+    assert.ok(r.failed + r.timedOut.length <= CONCURRENCY, `failed ${r.failed}, timed out ${r.timedOut.length} (retried ${r.retried}) of ${r.answered + r.failed}`);
     assert.ok(r.retried <= 2 * CONCURRENCY, `retried ${r.retried}`);
+    // node:cluster's round-robin primary hands a worker one connection at a time and forgets one
+    // handed to a worker that dies before taking it: that connection stays open, unanswered, until
+    // the client gives up. At most one per killed worker, and never one a worker had started on.
+    assert.ok(r.timedOut.length <= 1, `timed out: ${r.timedOut.join(', ')}`);
+    for (const qid of r.timedOut) assert.ok(!srv.lines.some((l) => l.msg === 'scanned' && l.queueId === qid), `${qid} timed out yet was scanned`);
     assert.ok(srv.lines.some((l) => l.msg === 'scanned' && l.pid === survivor), 'the surviving worker scanned too');
     const healthy = await until('/healthy after the replacement', () => controllerGet(controllerPort, '/healthy'), (h) => h.status === 200);
     assert.deepEqual(JSON.parse(healthy.body), { success: true });
