@@ -89,5 +89,7 @@ export function startWatchdogThread(opts: WatchdogThreadOptions, log: Logger): v
     // The thread's own heap: it reads one small file and formats one line.
     resourceLimits: { maxOldGenerationSizeMb: 16 },
   });
+  // Without a listener a thread error would be thrown in the main loop; the server can go on without its watchdog.
+  thread.on('error', (err) => log.error('the watchdog thread failed; running without a watchdog', { err: String(err) }));
   thread.unref();
 }
