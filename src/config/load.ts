@@ -74,7 +74,15 @@ export interface LoadedConfig {
   dir: string;
   engine: EngineConfig;
   /** `fuzzy`: the fuzzy storage worker (src/fuzzy/worker-config.ts), as validated. */
-  workers: { normal: NormalWorkerConfig; controller: ControllerWorkerConfig; fuzzy: FuzzyWorkerConfig };
+  workers: {
+    normal: NormalWorkerConfig;
+    controller: ControllerWorkerConfig;
+    fuzzy: FuzzyWorkerConfig;
+    /** Seconds a worker's event loop may go without a heartbeat before it is killed and replaced; 0: off. */
+    watchdogTimeout: number;
+    /** V8 heap cap of each worker process in bytes (`--max-old-space-size`); 0: V8's default. */
+    maxHeap: number;
+  };
   logging: { level: LogLevel; format: LogFormat };
   /** Absolute path where stores keep their files. */
   dataDir: string;
@@ -254,6 +262,8 @@ export async function loadConfig(dir: string): Promise<LoadedConfig> {
       },
       controller: { ...controllerConfig(cfg.workers.controller, absDir), ...(crypt.controller.crypt ? { crypt: crypt.controller.crypt } : {}), ...(tls.controller.tls ? { tls: tls.controller.tls } : {}) },
       fuzzy: cfg.workers.fuzzy,
+      watchdogTimeout: cfg.workers.watchdog_timeout,
+      maxHeap: cfg.workers.max_heap,
     },
     logging: cfg.logging,
     dataDir: resolve(absDir, cfg.data_dir),

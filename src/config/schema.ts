@@ -14,6 +14,14 @@ import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
 export const MAX_WORKER_COUNT = 256; // more processes than this only thrash a host
 export const MAX_TASK_TIMEOUT_S = 3600; // a scan holding a connection for over an hour is a typo
 export const DEFAULT_MAX_MESSAGE = 50 * 1024 * 1024; // Rspamd's default max_message
+/** Longest allowed watchdog limit: a worker stalled for over an hour is a worker lost. */
+export const MAX_WATCHDOG_TIMEOUT_S = 3600;
+/** Smallest watchdog limit: the heartbeat comes every second and a loaded host delays it. */
+export const MIN_WATCHDOG_TIMEOUT_S = 2;
+/** Default heap cap of a worker process: room for several 50 MiB messages in flight, yet a runaway ends long before swap. */
+export const DEFAULT_MAX_HEAP = 2 * 1024 ** 3;
+/** Smallest heap cap accepted; below it V8 can hardly start (a worker that cannot start says so). */
+export const MIN_MAX_HEAP = 16 * 1024 ** 2;
 
 /** Builds a schema from a parser: the issue message carries the `expected` text verbatim. */
 function parsed<T>(parse: (v: unknown) => T | undefined, expected: string) {
@@ -258,7 +266,17 @@ export const DnsSection = z.strictObject({
 export type DnsConfigValue = z.output<typeof DnsSection>;
 
 export const MainConfig = z.strictObject({
-  workers: z.strictObject({ normal: NormalWorker.prefault({}), controller: ControllerWorker.prefault({}), fuzzy: FuzzyWorkerSchema.prefault({}) }).prefault({}),
+  workers: z
+    .strictObject({
+      normal: NormalWorker.prefault({}),
+      controller: ControllerWorker.prefault({}),
+      fuzzy: FuzzyWorkerSchema.prefault({}),
+      /** A worker whose event loop sends no heartbeat for this long is killed and replaced; 0: no watchdog. */
+      watchdog_timeout: Duration.pipe(z.number().refine((v) => v === 0 || (v >= MIN_WATCHDOG_TIMEOUT_S && v <= MAX_WATCHDOG_TIMEOUT_S), `0 (off) or ${MIN_WATCHDOG_TIMEOUT_S} to ${MAX_WATCHDOG_TIMEOUT_S} seconds`)).default(30),
+      /** V8 heap cap (`--max-old-space-size`) of every worker process; 0: V8's own default. */
+      max_heap: Size.pipe(z.number().refine((v) => v === 0 || v >= MIN_MAX_HEAP, `0 (V8 default) or a size of at least ${MIN_MAX_HEAP / 1024 ** 2}M`)).default(DEFAULT_MAX_HEAP),
+    })
+    .prefault({}),
   actions: Actions.prefault({}),
   groups: Groups.default({}),
   symbols: z.record(z.string(), SymbolSettings).default({}),

@@ -22,8 +22,10 @@ export const GRAPH_KEY = 'mailsift:graph:v1';
 export interface HealthInfo {
   /** Scanner workers expected. */
   scanners: number;
-  /** Scanner workers currently up. */
+  /** Scanner workers up, with a recent heartbeat. */
   alive: number;
+  /** Every worker (of any role) that is not responding, described for /healthy (`normal worker 1234: no heartbeat for 5 s`). */
+  down?: string[];
 }
 
 export interface StatsSnapshot {

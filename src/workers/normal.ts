@@ -21,6 +21,7 @@ import { buildV3Reply } from '../protocol/render-v3.js';
 import type { ReplyLayout, ScanRequest } from '../protocol/scan-request.js';
 import type { ScanObserver } from '../observability/scan-observer.js';
 import { listenTransport, type ListenOptions, type RunningWorker } from './listen.js';
+import { peekMessageId, type ScanBoard } from './scan-board.js';
 
 export type { RunningWorker } from './listen.js';
 
@@ -45,6 +46,8 @@ export interface NormalWorkerOptions {
   onConnection?: () => void;
   /** Peers allowed to name the message by `File` or `Shm` (workers.normal.file_input_peers); loopback by default. */
   fileInputPeers?: readonly string[];
+  /** Where scans in flight are written down for the watchdog (scan-board.ts). */
+  board?: ScanBoard;
 }
 
 type Route = { kind: 'ping' } | { kind: 'v2'; layout: ReplyLayout } | { kind: 'v3' };
@@ -72,8 +75,9 @@ export function createNormalHandler(opts: {
   log: Logger;
   onScan?: ScanObserver;
   fileInputPeers?: readonly string[];
+  board?: ScanBoard;
 }): (req: Request) => Promise<Reply> | Reply {
-  const { scanner, maxMessage, dictionaries, log, onScan } = opts;
+  const { scanner, maxMessage, dictionaries, log, onScan, board } = opts;
   const sources: MessageSourcePolicy = {
     peers: new PeerNetworks(opts.fileInputPeers ?? LOOPBACK_NETWORKS),
     maxMessage,
@@ -99,13 +103,18 @@ export function createNormalHandler(opts: {
     let result;
     const startedAt = Date.now();
     const t0 = process.hrtime.bigint();
+    // Written before the scan runs: a scan that stalls the loop stalls it before any later report.
+    const slot = board?.begin({ what: 'scan', messageId: sr.meta.raw ? undefined : peekMessageId(sr.message), queueId: sr.meta.queueId, startedAt });
     try {
       result = await scanner.scan(sr.message, sr.meta);
     } catch (err) {
       log.error('scanner threw', { err: String((err as Error)?.stack ?? err) });
       throw new MailsiftError('ERR_SCAN_FAILED', 'scan failed');
+    } finally {
+      if (slot !== undefined) board?.end(slot);
     }
     observe(sr, result, startedAt, t0, legacyLayout);
+    log.debug('scanned', { queueId: sr.meta.queueId, messageId: result.messageId, action: result.action, score: result.score, ms: Date.now() - startedAt });
     return result;
   }
 
@@ -179,6 +188,7 @@ export async function startNormalWorker(opts: NormalWorkerOptions): Promise<Runn
     log: opts.log,
     ...(opts.onScan ? { onScan: opts.onScan } : {}),
     ...(opts.fileInputPeers ? { fileInputPeers: opts.fileInputPeers } : {}),
+    ...(opts.board ? { board: opts.board } : {}),
   });
   const transport = createTransport(handler, {
     ...opts.transport,

@@ -5,7 +5,9 @@
 // engine, so a worker never shares state with another except through the stores.
 
 import cluster, { type Worker } from 'node:cluster';
+import { rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import v8 from 'node:v8';
 import { ConfigError } from '../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { moduleConfigIssues } from '../config/modules.js';
@@ -23,6 +25,11 @@ import type { StatsHub } from '../observability/stats-hub.js';
 import { startFuzzyWorker } from '../fuzzy/worker.js';
 import { tuneV8ForScanning } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
+import type { HealthInfo } from '../observability/stats-hub.js';
+import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.js';
+import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS, mib, monotonicMs, reportId, startHeartbeat, WATCHDOG_TICK_MS } from './watchdog.js';
+import { startWatchdogThread } from './watchdog-thread.js';
+import { forwardStderr } from './worker-stderr.js';
 
 export type WorkerRole = 'normal' | 'controller' | 'fuzzy';
 
@@ -48,7 +55,14 @@ const SHUTDOWN_EXTRA_MS = 5_000;
 /** Exit status of a worker that cannot start (config or bind error): EX_CONFIG from sysexits. */
 const EXIT_STARTUP_FAILED = 78;
 
+/** A watchdog tick this much later than planned means the supervisor itself was held up: silences seen then are not the workers' fault. */
+const SUPERVISOR_LAG_MS = 4 * WATCHDOG_TICK_MS;
+/** Time a dead worker's stderr is given to deliver its last lines (V8's out-of-memory report) before its exit is judged. */
+const STDERR_DRAIN_MS = 1_000;
+
 const ROLE_ENV = 'MAILSIFT_WORKER_ROLE';
+/** Directory where each worker keeps its scan board (scan-board.ts), named by the supervisor. */
+const BOARD_DIR_ENV = 'MAILSIFT_SCAN_BOARD_DIR';
 /** Port the supervisor picked for a controller configured with port 0 (see freePort). */
 const CONTROLLER_PORT_ENV = 'MAILSIFT_CONTROLLER_PORT';
 
@@ -65,7 +79,7 @@ export function formatAddress(host: string, port: number): string {
 }
 
 /** `hub`: this process aggregates the statistics (--single); otherwise they go over IPC. */
-async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, serverName: string | undefined, hub?: StatsHub): Promise<Listener> {
+async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, serverName: string | undefined, hub?: StatsHub, board?: ScanBoard): Promise<Listener> {
   const svc = await openProcessServices(cfg, log.child('stores'), role, hub);
   // Maps are read relative to the config dir; saved actions/scores/maps reach this worker by polling.
   const maps = createMapRegistry({ baseDir: cfg.dir, log: log.child('maps') });
@@ -103,6 +117,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
       listen: tlsListenOptions(w.tls, wlog),
       onScan: svc.observeScan,
       onConnection: () => svc.recorder.connection(),
+      ...(board ? { board } : {}),
     });
     if (!w.tls?.only) wlog.info(`listening on ${formatAddress(w.host, handle.port)}`, { worker: 'normal', host: w.host, port: handle.port });
     if (w.tls) wlog.info(`listening with TLS on ${formatAddress(w.tls.host, handle.tlsPort ?? 0)}`, { worker: 'normal', host: w.tls.host, tlsPort: handle.tlsPort });
@@ -114,7 +129,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
   dynamic = startDynamicSync({ engine, kv: svc.stores.kv, log: clog });
   await dynamic.ready;
   const context = { log: clog, config: cfg, engine, stores: svc.stores, stats: { view: svc.view, recorder: svc.recorder }, startedAt: Date.now() };
-  const handle = await startControllerWorker({ host: c.host, port: c.port, log: clog, context, transport: { crypt: createHttpCrypt(c.crypt, clog) }, listen: tlsListenOptions(c.tls, clog), ...(serverName ? { serverName } : {}) });
+  const handle = await startControllerWorker({ host: c.host, port: c.port, log: clog, context, transport: { crypt: createHttpCrypt(c.crypt, clog) }, listen: tlsListenOptions(c.tls, clog), ...(serverName ? { serverName } : {}), ...(board ? { board } : {}) });
   if (!c.tls?.only) clog.info(`listening on ${formatAddress(c.host, handle.port)}`, { worker: 'controller', host: c.host, port: handle.port });
   if (c.tls) clog.info(`listening with TLS on ${formatAddress(c.tls.host, handle.tlsPort ?? 0)}`, { worker: 'controller', host: c.tls.host, tlsPort: handle.tlsPort });
   return withServices(handle);
@@ -143,12 +158,33 @@ function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
   process.on('SIGINT', once);
 }
 
-/** `--single`: both workers in this process. Resolves once listening. */
+/** `node` options for a worker process: the parent's, plus the heap cap. */
+function workerExecArgv(maxHeap: number): string[] {
+  // Appended: V8 takes the last of repeated flags, so the configuration wins over the parent's.
+  return maxHeap > 0 ? [...process.execArgv, `--max-old-space-size=${Math.floor(maxHeap / (1024 * 1024))}`] : [...process.execArgv];
+}
+
+/**
+ * `--single`: both workers in this process. Resolves once listening. A process cannot replace
+ * its own stalled loop, so here the watchdog is a thread that kills the whole process (with a
+ * log line naming the scans in flight); a service manager (systemd `Restart=`, a container
+ * restart policy) starts it again. `workers.max_heap` cannot apply to a process already running:
+ * start node with `--max-old-space-size` instead.
+ */
 export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?: string): Promise<void> {
   const stats = await startPrimaryStats(cfg, log.child('stats'), () => ({ scanners: 1, alive: 1 }));
-  const listeners: Listener[] = [await startRole('normal', cfg, log, serverName, stats.hub)];
-  if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName, stats.hub));
+  const boardDir = makeBoardDir(log);
+  const board = boardDir ? ScanBoard.open(boardPath(boardDir, process.pid), log) : undefined;
+  const listeners: Listener[] = [await startRole('normal', cfg, log, serverName, stats.hub, board)];
+  if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName, stats.hub, board));
   if (cfg.workers.fuzzy.enabled) listeners.push(await startRole('fuzzy', cfg, log, serverName, stats.hub));
+  const heapLimit = v8.getHeapStatistics().heap_size_limit;
+  // V8's limit adds the young generation to the old-space cap; a tenth more is still "the same cap".
+  if (cfg.workers.maxHeap > 0 && heapLimit > cfg.workers.maxHeap * 1.1) {
+    log.info(`--single: workers.max_heap (${mib(cfg.workers.maxHeap)}) cannot apply to a running process; its heap limit is ${mib(heapLimit)} (start node with --max-old-space-size to cap it)`);
+  }
+  // From here on, as the supervisor does from a worker's readiness: start-up is not judged.
+  if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format }, log);
   process.on('SIGHUP', () => reloadTlsListeners(listeners, log));
   onStopSignal((signal) => {
     log.info('stopping', { signal });
@@ -168,11 +204,16 @@ async function runClusterWorker(cfg: LoadedConfig, log: RootLogger, serverName?:
     log.error(`${role} worker crashed: ${err.message}`, { worker: role, err: String(err.stack ?? err) });
     process.exit(1);
   });
+  const boardDir = process.env[BOARD_DIR_ENV];
+  // The fuzzy worker answers UDP datagrams one by one; it has no long requests to name.
+  const board = boardDir && role !== 'fuzzy' ? ScanBoard.open(boardPath(boardDir, process.pid), log) : undefined;
+  // A send on a closed channel would throw; the 'disconnect' handler below stops the worker then.
+  startHeartbeat((m) => process.connected && process.send?.(m), () => board?.inFlight ?? 0);
   let listener: Listener | undefined;
   // Registered before start-up: an unhandled SIGHUP would kill a worker still starting.
   process.on('SIGHUP', () => reloadTlsListeners(listener ? [listener] : [], log));
   try {
-    listener = await startRole(role, cfg, log, serverName);
+    listener = await startRole(role, cfg, log, serverName, undefined, board);
   } catch (err) {
     log.error(`${role} worker failed to start: ${(err as Error).message}`, { worker: role, err: String((err as Error).stack ?? err) });
     process.exit(EXIT_STARTUP_FAILED);
@@ -202,6 +243,14 @@ interface Slot {
   ready: boolean;
   crashes: number;
   restartTimer?: NodeJS.Timeout;
+  /** The current worker's heartbeats. */
+  liveness?: Liveness;
+  /** The watchdog killed the current worker after this much silence (ms). */
+  stalledMs?: number;
+  /** The current worker's stderr carried V8's out-of-heap report. */
+  outOfHeap?: boolean;
+  /** Resolves once the current worker's stderr has ended. */
+  stderrDone?: Promise<void>;
 }
 
 /**
@@ -220,6 +269,17 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** What a worker's silence looks like in /healthy; undefined while it answers. */
+function downReason(s: Slot, now: number): string | undefined {
+  const w = s.worker;
+  if (!w) return `${s.role} worker: restarting`;
+  const pid = w.process.pid;
+  if (!s.ready) return `${s.role} worker ${pid}: starting`;
+  const silent = s.liveness?.silentFor(now) ?? 0;
+  if (silent >= LOST_AFTER_MS) return `${s.role} worker ${pid}: no heartbeat for ${Math.floor(silent / 1000)} s`;
+  return undefined;
+}
+
 /** The cluster primary: forks, watches and replaces workers. */
 async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Promise<void> {
   const controllerEnv: Record<string, string> = {};
@@ -227,11 +287,22 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     controllerEnv[CONTROLLER_PORT_ENV] = String(await freePort(cfg.workers.controller.host));
   }
   const slog = log.child('supervisor');
-  // Scanner liveness for /healthy and /ready; `slots` is filled just below.
-  const stats = await startPrimaryStats(cfg, log.child('stats'), () => ({
-    scanners: count,
-    alive: slots.filter((s) => s.role === 'normal' && s.ready && s.worker).length,
-  }));
+  const watchdogMs = cfg.workers.watchdogTimeout * 1000;
+  const boardDir = makeBoardDir(slog);
+  // stderr comes through us: V8's out-of-heap report is how a restart learns its reason.
+  cluster.setupPrimary({ execArgv: workerExecArgv(cfg.workers.maxHeap), stdio: ['inherit', 'inherit', 'pipe', 'ipc'] });
+  const health = (): HealthInfo => {
+    const now = monotonicMs();
+    const down: string[] = [];
+    let alive = 0;
+    for (const s of slots) {
+      const why = downReason(s, now);
+      if (why !== undefined) down.push(why);
+      else if (s.role === 'normal') alive++;
+    }
+    return { scanners: count, alive, down };
+  };
+  const stats = await startPrimaryStats(cfg, log.child('stats'), health);
   const slots: Slot[] = [];
   for (let i = 0; i < count; i++) slots.push({ role: 'normal', startedAt: 0, ready: false, crashes: 0 });
   if (cfg.workers.controller.enabled) slots.push({ role: 'controller', startedAt: 0, ready: false, crashes: 0 });
@@ -243,19 +314,68 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     slot.restartTimer = undefined;
     slot.ready = false;
     slot.startedAt = Date.now();
-    const worker = cluster.fork({ [ROLE_ENV]: slot.role, ...(slot.role === 'controller' ? controllerEnv : {}) });
+    slot.stalledMs = undefined;
+    slot.outOfHeap = false;
+    slot.liveness = new Liveness(monotonicMs());
+    const worker = cluster.fork({ [ROLE_ENV]: slot.role, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}), ...(slot.role === 'controller' ? controllerEnv : {}) });
     stats.attach(worker);
     slot.worker = worker;
-    worker.on('message', (m: IpcMessage) => {
-      if (m?.type !== 'ready') return;
+    const stderr = worker.process.stderr;
+    slot.stderrDone = stderr
+      ? forwardStderr(stderr, (line) => {
+          if (isOutOfHeapLine(line)) slot.outOfHeap = true;
+        })
+      : Promise.resolve();
+    worker.on('message', (m: unknown) => {
+      if (isHeartbeat(m)) {
+        if (slot.worker === worker) slot.liveness?.beat(m, monotonicMs());
+        return;
+      }
+      if ((m as IpcMessage | undefined)?.type !== 'ready') return;
       slot.ready = true;
+      // The watchdog counts from readiness: start-up (engine, maps) is not judged.
+      slot.liveness?.excuse(monotonicMs());
       if (!started && slots.every((s) => s.ready)) {
         started = true;
         slog.info(`started ${count} normal worker(s)${cfg.workers.controller.enabled ? ' and a controller' : ''}`, { normal: count });
       }
     });
-    worker.on('exit', (code, signal) => onExit(slot, worker, code, signal));
+    worker.on('exit', (code, signal) => {
+      // V8's last words may still be in the pipe when the exit is reported.
+      const drained = withDeadline(slot.stderrDone ?? Promise.resolve(), STDERR_DRAIN_MS, { unref: true });
+      void drained.then(() => onExit(slot, worker, code, signal));
+    });
   };
+
+  /** A worker whose loop has been silent past the limit: named in the log and /errors, killed, replaced. */
+  const stall = (slot: Slot, now: number) => {
+    const worker = slot.worker!;
+    const pid = worker.process.pid!;
+    const silentMs = slot.liveness!.silentFor(now);
+    const board = boardDir ? readScanBoard(boardPath(boardDir, pid)) : undefined;
+    slot.stalledMs = silentMs;
+    worker.process.kill('SIGKILL');
+    // The fuzzy worker keeps no board: it has only short datagram requests to be stuck in.
+    const inFlight = slot.role === 'fuzzy' ? '' : `; ${describeInFlight(board, Date.now())}`;
+    slog.error(
+      `${slot.role} worker ${pid} stalled: no heartbeat for ${(silentMs / 1000).toFixed(1)} s (workers.watchdog_timeout ${cfg.workers.watchdogTimeout} s); killed to be replaced${inFlight}`,
+      { worker: slot.role, workerPid: pid, id: reportId(board), silentMs, inFlight: board?.entries ?? [] },
+    );
+  };
+
+  let lastTick = monotonicMs();
+  const watchdog = setInterval(() => {
+    const now = monotonicMs();
+    const held = now - lastTick > SUPERVISOR_LAG_MS;
+    lastTick = now;
+    if (stopping) return;
+    for (const s of slots) {
+      if (!s.worker || !s.ready || !s.liveness || s.stalledMs !== undefined) continue;
+      if (held) s.liveness.excuse(now);
+      else if (watchdogMs > 0 && s.liveness.silentFor(now) >= watchdogMs) stall(s, now);
+    }
+  }, WATCHDOG_TICK_MS);
+  watchdog.unref();
 
   let exitCode = 0;
   const finishIfDone = () => {
@@ -266,23 +386,36 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     }
   };
 
+  /** Why a worker ended, in words, for the restart line. */
+  const exitReason = (slot: Slot, code: number | null, signal: string | null): string => {
+    if (slot.stalledMs !== undefined) return `was killed by the watchdog after ${(slot.stalledMs / 1000).toFixed(1)} s without a heartbeat`;
+    if (slot.outOfHeap) {
+      const limit = cfg.workers.maxHeap > 0 ? `workers.max_heap ${mib(cfg.workers.maxHeap)}` : `V8's default limit ${mib(slot.liveness?.last?.heapLimit ?? 0)}`;
+      return `ran out of heap memory (${limit})`;
+    }
+    return signal ? `killed by ${signal}` : `exited with status ${code}`;
+  };
+
   const onExit = (slot: Slot, worker: Worker, code: number | null, signal: string | null) => {
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     const pid = worker.process.pid;
+    if (boardDir && pid !== undefined) rmSync(boardPath(boardDir, pid), { force: true });
     if (stopping) return finishIfDone();
-    const why = signal ? `killed by ${signal}` : `exited with status ${code}`;
+    const why = exitReason(slot, code, signal);
+    const heap = slot.liveness?.last?.heapUsed;
+    const fields = { worker: slot.role, workerPid: pid, code, signal, ...(slot.outOfHeap ? { reason: 'out of heap memory' } : {}), ...(slot.stalledMs !== undefined ? { reason: 'watchdog' } : {}), ...(heap !== undefined ? { lastHeapUsed: heap } : {}) };
     if (!started) {
       // A worker that cannot come up means the config or the machine is wrong: starting
       // with fewer workers than configured would be running half-configured.
-      slog.error(`${slot.role} worker ${pid} ${why} before it was ready; stopping`, { worker: slot.role, workerPid: pid, code, signal });
+      slog.error(`${slot.role} worker ${pid} ${why} before it was ready; stopping`, fields);
       stopAll(1);
       return;
     }
     const lived = Date.now() - slot.startedAt;
     slot.crashes = lived >= STABLE_AFTER_MS ? 1 : slot.crashes + 1;
     const delay = Math.min(RESTART_BASE_MS * 2 ** (slot.crashes - 1), RESTART_MAX_MS);
-    slog.warn(`${slot.role} worker ${pid} ${why}; restarting in ${delay} ms`, { worker: slot.role, workerPid: pid, code, signal, delayMs: delay, crashesInARow: slot.crashes });
+    slog.warn(`${slot.role} worker ${pid} ${why}; restarting in ${delay} ms`, { ...fields, delayMs: delay, crashesInARow: slot.crashes });
     slot.restartTimer = setTimeout(() => fork(slot), delay);
   };
 

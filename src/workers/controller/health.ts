@@ -27,8 +27,11 @@ export function healthRoutes(ctx: CoreContext): ControllerRoute[] {
       level: 'normal',
       async handler() {
         const h = (await ctx.stats.view.snapshot()).health;
-        const down = h.scanners - h.alive;
-        return down > 0 ? controllerError(500, `${down} workers are not responding`) : successReply();
+        // Rspamd's text, followed by which workers and why, so the probe's log says what to look at.
+        const down = h.down ?? [];
+        const n = h.down ? down.length : h.scanners - h.alive;
+        if (n <= 0) return successReply();
+        return controllerError(500, `${n} workers are not responding${down.length ? `: ${down.join('; ')}` : ''}`);
       },
     },
     {

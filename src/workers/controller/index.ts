@@ -14,6 +14,7 @@ import { StatsRecorder } from '../../observability/stats-recorder.js';
 import type { Logger } from '../../plugin-api/index.js';
 import { loadMessageSource, namesMessageSource, type MessageSourcePolicy } from '../../protocol/message-source.js';
 import { listenTransport, type ListenOptions, type RunningWorker } from '../listen.js';
+import { trackRequests, type ScanBoard } from '../scan-board.js';
 import { authConfigOf, Authenticator, openAccessWarning } from './auth.js';
 import { configIdOf, VERSION, type CoreContext } from './core-context.js';
 import { errorsRoutes } from './errors.js';
@@ -255,6 +256,8 @@ export interface ControllerWorkerOptions {
   transport?: Omit<TransportOptions, 'serverName' | 'onUnknownError'>;
   /** HTTPS listener and whether to keep the plain one (src/workers/listen.ts). */
   listen?: ListenOptions;
+  /** Requests in flight are written down here for the watchdog (src/workers/scan-board.ts). */
+  board?: ScanBoard;
 }
 
 export interface RunningController extends RunningWorker {
@@ -269,7 +272,7 @@ export async function startControllerWorker(opts: ControllerWorkerOptions): Prom
     ...(opts.families ? { families: opts.families } : {}),
   });
   const maxBody = opts.context?.config.workers.normal.maxMessage ?? DEFAULT_MAX_BODY_BYTES;
-  const transport = createTransport(ch.handler, {
+  const transport = createTransport(opts.board ? trackRequests(ch.handler, opts.board) : ch.handler, {
     maxBodyBytes: maxBody,
     ...opts.transport,
     ...(opts.serverName ? { serverName: opts.serverName } : {}),
