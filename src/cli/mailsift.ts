@@ -5,13 +5,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError, isConfigError, formatIssues } from '../config/errors.js';
-import { loadConfig } from '../config/load.js';
-import { moduleConfigIssues } from '../config/modules.js';
+import { isConfigError, formatIssues, sortIssues, type ConfigIssue } from '../config/errors.js';
+import { displayPath, loadConfig, MAIN_FILE } from '../config/load.js';
 import { createEngine } from '../engine/index.js';
 import { builtinModules } from '../modules/index.js';
 import { createMapRegistry } from '../maps/index.js';
 import { createLogger } from '../observability/log.js';
+import type { Logger } from '../plugin-api/index.js';
 import { openStores } from '../storage/index.js';
 import { serve } from '../workers/supervisor.js';
 import { registerKeypairCommand } from './keypair.js';
@@ -44,24 +44,36 @@ function positiveInt(v: string): number {
   return n;
 }
 
+/** The engine's reason for a module whose setup threw (src/engine/registry.ts). */
+const SETUP_FAILED = 'setup failed: ';
+
 function printError(err: unknown): void {
   if (isConfigError(err)) process.stderr.write(`${formatIssues(err.issues)}\n`);
   else process.stderr.write(`${(err as Error)?.message ?? String(err)}\n`);
 }
 
+/** A logger whose warnings and errors become configtest notes (a Redis store not answering). */
+function noteLogger(notes: string[], prefix: string): Logger {
+  const note = (msg: string, extra?: Record<string, unknown>) => {
+    const error = typeof extra?.error === 'string' && !msg.includes(extra.error) ? `: ${extra.error}` : '';
+    const text = `${prefix}: ${msg}${error}`;
+    if (!notes.includes(text)) notes.push(text);
+  };
+  return { debug() {}, info() {}, warn: note, error: note };
+}
+
 /**
  * Loads the config and builds an engine with the built-in modules. Returns the errors ('' if
- * none) and notes (modules switched off, with the reason each gave).
+ * none) and notes (modules switched off, with the reason each gave; stores not answering).
  */
 async function configtest(dir: string): Promise<{ errors: string; notes: string[] }> {
   try {
-    const cfg = await loadConfig(dir);
-    const issues = moduleConfigIssues(cfg, builtinModules);
-    if (issues.length) throw new ConfigError(issues);
+    const cfg = await loadConfig(dir, { modules: builtinModules, runtime: true });
     // Building the engine runs every module's setup: what a schema cannot see fails here. It gets
     // the same stores and maps a worker gets, so a module needing them is judged as it will run.
     const quiet = createLogger({ level: 'error', format: 'text', destination: process.stderr });
-    const stores = await openStores(cfg, quiet);
+    const notes: string[] = [];
+    const stores = await openStores(cfg, noteLogger(notes, 'stores'));
     const maps = createMapRegistry({ baseDir: cfg.dir, log: quiet });
     let engine;
     try {
@@ -70,14 +82,15 @@ async function configtest(dir: string): Promise<{ errors: string; notes: string[
       maps.close();
       await stores.close();
     }
-    const errors: string[] = [];
-    const notes: string[] = [];
+    const issues: ConfigIssue[] = [];
     for (const [name, reason] of engine.disabledModules()) {
       // A setup that threw is a broken module config; other reasons are deliberate (config, redis).
-      if (reason.startsWith('setup failed')) errors.push(`module ${name}: ${reason}`);
-      else notes.push(`module ${name} is off: ${reason}`);
+      if (reason.startsWith(SETUP_FAILED)) {
+        const file = cfg.moduleDocs[name]?.blame ?? displayPath(join(cfg.dir, MAIN_FILE));
+        issues.push({ file, path: '', expected: `options module ${name} can start with`, found: reason.slice(SETUP_FAILED.length) });
+      } else notes.push(`module ${name} is off: ${reason}`);
     }
-    return { errors: errors.join('\n'), notes };
+    return { errors: formatIssues(sortIssues(issues)), notes };
   } catch (err) {
     return { errors: isConfigError(err) ? formatIssues(err.issues) : ((err as Error)?.message ?? String(err)), notes: [] };
   }
