@@ -73,22 +73,30 @@ async function configtest(dir: string): Promise<{ errors: string; notes: string[
     // the same stores and maps a worker gets, so a module needing them is judged as it will run.
     const quiet = createLogger({ level: 'error', format: 'text', destination: process.stderr });
     const notes: string[] = [];
+    const setupErrors: Array<{ msg: string; extra: Record<string, unknown> }> = [];
+    const engineLog: Logger = { debug() {}, info() {}, warn() {}, error: (msg, extra = {}) => setupErrors.push({ msg, extra }) };
     const stores = await openStores(cfg, noteLogger(notes, 'stores'));
     const maps = createMapRegistry({ baseDir: cfg.dir, log: quiet });
     let engine;
     try {
-      engine = await createEngine(cfg.engine, builtinModules, { log: quiet, stores, maps });
+      engine = await createEngine(cfg.engine, builtinModules, { log: engineLog, stores, maps });
     } finally {
       maps.close();
       await stores.close();
     }
-    const issues: ConfigIssue[] = [];
+    const mainFile = displayPath(join(cfg.dir, MAIN_FILE));
+    const fileOf = (module: unknown): string => (typeof module === 'string' ? cfg.moduleDocs[module]?.blame : undefined) ?? mainFile;
+    // An error a module logs while setting up (a key file it cannot read, a rule it had to drop)
+    // is a setting it cannot use: the server would start without that part.
+    const issues: ConfigIssue[] = setupErrors.map(({ msg, extra: { module, ...rest } }) => {
+      const detail = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
+      return { file: fileOf(module), path: '', expected: `settings module ${String(module ?? '?')} can use`, found: detail ? `${msg} (${detail})` : msg };
+    });
+    const logged = new Set(setupErrors.map((e) => e.extra.module));
     for (const [name, reason] of engine.disabledModules()) {
       // A setup that threw is a broken module config; other reasons are deliberate (config, redis).
-      if (reason.startsWith(SETUP_FAILED)) {
-        const file = cfg.moduleDocs[name]?.blame ?? displayPath(join(cfg.dir, MAIN_FILE));
-        issues.push({ file, path: '', expected: `options module ${name} can start with`, found: reason.slice(SETUP_FAILED.length) });
-      } else notes.push(`module ${name} is off: ${reason}`);
+      if (!reason.startsWith(SETUP_FAILED)) notes.push(`module ${name} is off: ${reason}`);
+      else if (!logged.has(name)) issues.push({ file: fileOf(name), path: '', expected: `settings module ${name} can use`, found: reason.slice(SETUP_FAILED.length) });
     }
     return { errors: formatIssues(sortIssues(issues)), notes };
   } catch (err) {

@@ -215,3 +215,18 @@ test('configtest: a Redis store that does not answer is a note naming its addres
     await removeConfDir(dir);
   }
 });
+
+test('configtest: a setting a module cannot use when it sets up is an error blaming the module\'s file', async () => {
+  const dir = await makeConfDir({
+    'local.d/arc.yaml': 'seal:\n  domain: example.com\n  selector: s1\n  path: no-such-key.pem\n',
+    'local.d/fuzzy_check.yaml': 'rules:\n  local:\n    servers: "127.0.0.1:11335"\n    encryption_key: "not a key"\n',
+  });
+  try {
+    const r = await configtest(dir);
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.out, /local\.d\/arc\.yaml: expected settings module arc can use, found arc: cannot read the sealing key; sealing off \(path=no-such-key\.pem error=ENOENT/);
+    assert.match(r.out, /local\.d\/fuzzy_check\.yaml: expected settings module fuzzy_check can use, found fuzzy rule local: encryption_key is not a valid public key/);
+  } finally {
+    await removeConfDir(dir);
+  }
+});
