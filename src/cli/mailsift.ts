@@ -10,7 +10,6 @@ import { displayPath, loadConfig, MAIN_FILE } from '../config/load.js';
 import { createEngine } from '../engine/index.js';
 import { builtinModules } from '../modules/index.js';
 import { createMapRegistry } from '../maps/index.js';
-import { createLogger } from '../observability/log.js';
 import type { Logger } from '../plugin-api/index.js';
 import { openStores } from '../storage/index.js';
 import { serve } from '../workers/supervisor.js';
@@ -52,11 +51,19 @@ function printError(err: unknown): void {
   else process.stderr.write(`${(err as Error)?.message ?? String(err)}\n`);
 }
 
-/** A logger whose warnings and errors become configtest notes (a Redis store not answering). */
+/** Longest rendering of one logged field in a note; a map's rejected entries can be many. */
+const MAX_NOTE_FIELD_CHARS = 200;
+
+/** A logger whose warnings and errors become configtest notes (a Redis store not answering, map entries skipped). */
 function noteLogger(notes: string[], prefix: string): Logger {
-  const note = (msg: string, extra?: Record<string, unknown>) => {
-    const error = typeof extra?.error === 'string' && !msg.includes(extra.error) ? `: ${extra.error}` : '';
-    const text = `${prefix}: ${msg}${error}`;
+  const note = (msg: string, extra: Record<string, unknown> = {}) => {
+    const fields: string[] = [];
+    for (const [k, v] of Object.entries(extra)) {
+      const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
+      if (msg.includes(text)) continue; // already said (the Redis summary names its error)
+      fields.push(`${k}=${text.length > MAX_NOTE_FIELD_CHARS ? `${text.slice(0, MAX_NOTE_FIELD_CHARS)}…` : text}`);
+    }
+    const text = `${prefix}: ${msg}${fields.length ? ` (${fields.join(' ')})` : ''}`;
     if (!notes.includes(text)) notes.push(text);
   };
   return { debug() {}, info() {}, warn: note, error: note };
@@ -71,12 +78,12 @@ async function configtest(dir: string): Promise<{ errors: string; notes: string[
     const cfg = await loadConfig(dir, { modules: builtinModules, runtime: true });
     // Building the engine runs every module's setup: what a schema cannot see fails here. It gets
     // the same stores and maps a worker gets, so a module needing them is judged as it will run.
-    const quiet = createLogger({ level: 'error', format: 'text', destination: process.stderr });
     const notes: string[] = [];
     const setupErrors: Array<{ msg: string; extra: Record<string, unknown> }> = [];
     const engineLog: Logger = { debug() {}, info() {}, warn() {}, error: (msg, extra = {}) => setupErrors.push({ msg, extra }) };
     const stores = await openStores(cfg, noteLogger(notes, 'stores'));
-    const maps = createMapRegistry({ baseDir: cfg.dir, log: quiet });
+    // Map contents are data, not settings (a file may appear later, a URL may be down now): notes.
+    const maps = createMapRegistry({ baseDir: cfg.dir, log: noteLogger(notes, 'maps') });
     let engine;
     try {
       engine = await createEngine(cfg.engine, builtinModules, { log: engineLog, stores, maps });

@@ -230,3 +230,14 @@ test('configtest: a setting a module cannot use when it sets up is an error blam
     await removeConfDir(dir);
   }
 });
+
+test('configtest: map entries a rule cannot use are a note naming the map kind and how many were skipped', async () => {
+  const dir = await makeConfDir({ 'local.d/multimap.yaml': 'rules:\n  SUBJ:\n    type: header\n    header: Subject\n    regexp: true\n    data: ["/(unclosed/", "/fine/"]\n' });
+  try {
+    const r = await configtest(dir);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /^maps: map entries skipped: not valid for the map kind \(.*kind=regexp skipped=1\)$/m);
+  } finally {
+    await removeConfDir(dir);
+  }
+});
