@@ -91,7 +91,6 @@ function redisConfig(r: RedisSection): RedisConnectionConfig {
   };
 }
 
-/** Shared Redis clients, closed when the last store using one closes. */
 /** One shared connection: its settings, and the stores and config sections that use it (for messages). */
 interface PooledClient {
   client: RedisClient;
@@ -108,6 +107,7 @@ function redisTarget(cfg: RedisConnectionConfig): string {
   return `${cfg.servers[0] ?? '127.0.0.1'} db ${cfg.db}`;
 }
 
+/** Shared Redis clients, closed when the last store using one closes. */
 class RedisPool {
   readonly #clients = new Map<string, PooledClient>();
   readonly #log: Logger;

@@ -321,8 +321,9 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
  * listener opens), then runs the workers. Resolves once this process is set up.
  */
 export async function serve(opts: ServeOptions): Promise<void> {
-  // The supervisor (or the --single process) checks everything configtest checks before any
-  // listener opens; a cluster worker, forked from a checked configuration, only reloads it.
+  // The supervisor (or the --single process) checks every file, the stores' paths and the
+  // controller plugin files before any listener opens; a cluster worker reads the files again
+  // (a restarted one may find them edited) but leaves the rest to the supervisor's check.
   const cfg = await loadConfig(opts.confDir, { modules: builtinModules, runtime: !cluster.isWorker });
   const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format });
   if (cluster.isWorker) {
