@@ -24,7 +24,8 @@ const TYPE_WORDS: Record<string, string> = {
 function valueAt(root: unknown, path: ReadonlyArray<PropertyKey>): unknown {
   let v = root;
   for (const seg of path) {
-    if (typeof v !== 'object' || v === null) return undefined;
+    // A lone value where a list is accepted (`servers: "a:1"`) is that list's item 0.
+    if (typeof v !== 'object' || v === null) return seg === 0 ? v : undefined;
     v = (v as Record<PropertyKey, unknown>)[seg];
   }
   return v;
@@ -52,6 +53,18 @@ function expectedWords(issue: ZodIssue): string {
   }
 }
 
+/** Above this many allowed names, a suggestion replaces the list (a list is kept when there is none). */
+const MAX_LISTED_WITH_HINT = 8;
+
+/** What was expected, with ` (did you mean "x"?)` when a string is a near miss of an allowed name. */
+function expectedWithHint(issue: ZodIssue, found: unknown): string {
+  const words = expectedWords(issue);
+  if (issue.code !== 'invalid_value' || typeof found !== 'string') return words;
+  const hint = didYouMean(found, issue.values.filter((v): v is string => typeof v === 'string'));
+  if (hint === undefined) return words;
+  return issue.values.length > MAX_LISTED_WITH_HINT ? `one of ${issue.values.length} names (did you mean "${hint}"?)` : `${words} (did you mean "${hint}"?)`;
+}
+
 function unionWords(branches: ZodIssue[][]): string {
   const words = new Set<string>();
   for (const b of branches) for (const i of b) if (i.path.length === 0) words.add(expectedWords(i));
@@ -66,7 +79,11 @@ function deepestBranch(branches: ZodIssue[][]): ZodIssue[] | undefined {
   return branches.find((b) => b.some((i) => i.path.length > 0));
 }
 
-export function toConfigIssues(schema: ZodType, doc: LayeredDoc, issues: readonly ZodIssue[], prefix: Path = []): ConfigIssue[] {
+/**
+ * `rootKeys`: keys the file may hold at its top besides the schema's (a module file's `enabled`,
+ * taken off before its schema sees the rest), offered as suggestions too.
+ */
+export function toConfigIssues(schema: ZodType, doc: LayeredDoc, issues: readonly ZodIssue[], rootKeys: readonly string[] = [], prefix: Path = []): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   const locate = (path: Path, ofKey: boolean): Pick<ConfigIssue, 'file' | 'line' | 'column'> => {
     // Walk up to the nearest recorded node: a missing key is reported at its parent map.
@@ -79,7 +96,7 @@ export function toConfigIssues(schema: ZodType, doc: LayeredDoc, issues: readonl
   for (const issue of issues) {
     const path: Path = [...prefix, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
-      const allowed = allowedKeys(schema, path);
+      const allowed = [...allowedKeys(schema, path), ...(path.length === 0 ? rootKeys : [])];
       for (const key of issue.keys) {
         const hint = didYouMean(key, allowed);
         out.push({
@@ -94,11 +111,12 @@ export function toConfigIssues(schema: ZodType, doc: LayeredDoc, issues: readonl
     if (issue.code === 'invalid_union') {
       const branch = deepestBranch(issue.errors);
       if (branch) {
-        out.push(...toConfigIssues(schema, doc, branch, path));
+        out.push(...toConfigIssues(schema, doc, branch, rootKeys, path));
         continue;
       }
     }
-    out.push({ ...locate(path, false), path: formatPath(path), expected: expectedWords(issue), found: describeValue(valueAt(doc.value, path)) });
+    const found = valueAt(doc.value, path);
+    out.push({ ...locate(path, false), path: formatPath(path), expected: expectedWithHint(issue, found), found: describeValue(found) });
   }
   return out;
 }

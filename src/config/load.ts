@@ -1,7 +1,8 @@
 // Loads a configuration directory: mailsift.yaml and groups.yaml, each with its local.d
 // (merged) and override.d (replacing) layers, plus per-module files in local.d/override.d.
-// Every problem in every file is collected; any problem means no LoadedConfig at all, so the
-// service never starts half-configured.
+// Every problem in every file is collected, whatever else is wrong (a YAML error in one file or
+// an invalid mailsift.yaml does not stop the other files being checked); any problem means no
+// LoadedConfig at all, so the service never starts half-configured.
 
 import { availableParallelism, hostname as osHostname } from 'node:os';
 import { readdir, stat } from 'node:fs/promises';
@@ -9,10 +10,15 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { EngineConfig } from '../engine/contract.js';
 import type { LogFormat, LogLevel } from '../observability/log.js';
 import { loadDictionary, type ZstdDictionary } from './dictionaries.js';
+import { ExpressionError, parseExpression } from '../engine/composite-expr.js';
 import { ConfigError, describeValue, type ConfigIssue } from './errors.js';
 import { toConfigIssues } from './issues.js';
 import { isPlainMap, layer, type LayeredDoc, type PlainMap } from './merge.js';
+import { moduleConfigIssues, type ModuleFiles, type ModuleSchemaRef } from './modules.js';
+import { controllerPluginIssues } from './plugin-files.js';
 import { ACTION_KEY_ALIASES, Groups, MainConfig, type GroupsValue, type MainConfigValue, type StoresConfigValue } from './schema.js';
+import { storeFileIssues } from './store-files.js';
+import { strayFileIssues } from './stray-files.js';
 import { mergeGroups, toEngineConfig } from './to-engine.js';
 import { pathKey, readYamlSource, type Position } from './yaml-source.js';
 import { workerCrypt, type WorkerCryptConfig } from './schema-keypair.js';
@@ -165,9 +171,7 @@ function withPosition(doc: LayeredDoc, issue: ConfigIssue): ConfigIssue {
   return issue;
 }
 
-interface ModuleConfigs {
-  modules: Record<string, Record<string, unknown>>;
-  docs: Record<string, LayeredDoc>;
+interface ModuleConfigs extends ModuleFiles {
   disabled: string[];
   files: string[];
   issues: ConfigIssue[];
@@ -175,7 +179,7 @@ interface ModuleConfigs {
 
 async function readModuleConfigs(dir: string): Promise<ModuleConfigs> {
   const names = new Set([...(await yamlNames(join(dir, 'local.d'))), ...(await yamlNames(join(dir, 'override.d')))]);
-  const out: ModuleConfigs = { modules: {}, docs: {}, disabled: [], files: [], issues: [] };
+  const out: ModuleConfigs = { values: {}, docs: {}, disabled: [], files: [], issues: [] };
   for (const file of [...names].sort()) {
     if (CONF_FILES.has(file)) continue;
     const name = file.slice(0, -YAML_EXT.length);
@@ -191,21 +195,63 @@ async function readModuleConfigs(dir: string): Promise<ModuleConfigs> {
       out.issues.push({ file: p?.file ?? doc.blame, ...(p ? { line: p.line, column: p.column } : {}), path: 'enabled', expected: 'true or false', found: describeValue(enabled) });
     }
     if (enabled === false) out.disabled.push(name);
-    out.modules[name] = rest;
+    out.values[name] = rest;
     out.docs[name] = doc;
   }
   return out;
 }
 
+export interface LoadOptions {
+  /** Check module files and `disabled_modules` against these modules (names and schemas). */
+  modules?: ReadonlyArray<ModuleSchemaRef>;
+  /**
+   * Also check what only a starting server needs (configtest and serve): that the SQLite stores
+   * can be created and written, and that controller plugin files load.
+   */
+  runtime?: boolean;
+}
+
+export interface ConfigReport {
+  /** The configuration, when no issue was found. */
+  config?: LoadedConfig;
+  /** Every issue in every file (ConfigError sorts them by file and line). */
+  issues: ConfigIssue[];
+}
+
+/** A composite expression the engine could not parse, as an issue at its key. */
+function compositeIssues(doc: LayeredDoc, composites: MainConfigValue['composites']): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const [name, c] of Object.entries(composites)) {
+    try {
+      parseExpression(c.expression);
+    } catch (err) {
+      if (!(err instanceof ExpressionError)) throw err;
+      const p = doc.positions.get(pathKey(['composites', name, 'expression']));
+      issues.push({ file: p?.file ?? doc.blame, ...(p ? { line: p.line, column: p.column } : {}), path: `composites.${name}.expression`, expected: `a composite expression (${err.message})`, found: describeValue(c.expression) });
+    }
+  }
+  return issues;
+}
+
 /**
- * Reads and validates `dir`. Throws ConfigError listing every issue; a directory without
- * mailsift.yaml yields the embedded defaults.
+ * `data_dir` and `stores` as far as they are valid on their own, so the stores' files are
+ * checked even when another part of mailsift.yaml is wrong.
  */
-export async function loadConfig(dir: string): Promise<LoadedConfig> {
+function storageOf(main: PlainMap): { data_dir: string; stores: StoresConfigValue } | undefined {
+  const dataDir = MainConfig.shape.data_dir.safeParse(main.data_dir);
+  const stores = MainConfig.shape.stores.safeParse(main.stores);
+  return dataDir.success && stores.success ? { data_dir: dataDir.data, stores: stores.data } : undefined;
+}
+
+/**
+ * Reads and validates `dir`, collecting every issue of every file; `config` is set only when
+ * there is none. A directory without mailsift.yaml yields the embedded defaults.
+ */
+export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<ConfigReport> {
   const absDir = resolve(dir);
   const st = await stat(absDir).catch(() => undefined);
   if (!st?.isDirectory()) {
-    throw new ConfigError([{ file: displayPath(absDir), path: '', expected: 'a configuration directory', found: st ? 'a file' : 'nothing (no such directory)' }]);
+    return { issues: [{ file: displayPath(absDir), path: '', expected: 'a configuration directory', found: st ? 'a file' : 'nothing (no such directory)' }] };
   }
 
   const [mainDoc, groupsDoc, moduleConfigs] = await Promise.all([
@@ -214,15 +260,29 @@ export async function loadConfig(dir: string): Promise<LoadedConfig> {
     readModuleConfigs(absDir),
   ]);
   unwrapGroups(groupsDoc);
-  const issues: ConfigIssue[] = [...mainDoc.issues, ...groupsDoc.issues, ...moduleConfigs.issues, ...duplicateActions(mainDoc)];
+  const moduleNames = opts.modules?.map((m) => m.name);
+  const issues: ConfigIssue[] = [
+    ...mainDoc.issues,
+    ...groupsDoc.issues,
+    ...moduleConfigs.issues,
+    ...duplicateActions(mainDoc),
+    ...(await strayFileIssues(absDir, displayPath, CONF_FILES, moduleNames)),
+  ];
 
   const main = MainConfig.safeParse(mainDoc.value);
   if (!main.success) issues.push(...toConfigIssues(MainConfig, mainDoc, main.error.issues));
   const groups = Groups.safeParse(groupsDoc.value);
   if (!groups.success) issues.push(...toConfigIssues(Groups, groupsDoc, groups.error.issues));
-  if (!main.success || !groups.success) throw new ConfigError(issues);
+  if (opts.modules) issues.push(...moduleConfigIssues(moduleConfigs, mainDoc, main.success ? main.data.disabled_modules : mainDoc.value.disabled_modules, opts.modules));
+  if (opts.runtime) {
+    const storage = main.success ? main.data : storageOf(mainDoc.value);
+    if (storage) issues.push(...storeFileIssues(resolve(absDir, storage.data_dir), storage.stores, (i) => withPosition(mainDoc, i), mainDoc.blame));
+    issues.push(...(await controllerPluginIssues(absDir, displayPath)));
+  }
+  if (!main.success || !groups.success) return { issues };
 
   const cfg: MainConfigValue = main.data;
+  issues.push(...compositeIssues(mainDoc, cfg.composites));
   const [input, output] = await Promise.all([
     loadDictionary(absDir, cfg.workers.normal.zstd_input_dictionary, 'workers.normal.zstd_input_dictionary', mainDoc.blame),
     loadDictionary(absDir, cfg.workers.normal.zstd_output_dictionary, 'workers.normal.zstd_output_dictionary', mainDoc.blame),
@@ -236,14 +296,14 @@ export async function loadConfig(dir: string): Promise<LoadedConfig> {
   for (const [name, t] of Object.entries(tls)) {
     for (const p of t.problems) issues.push(withPosition(mainDoc, { file: mainDoc.blame, path: `workers.${name}.tls.${p.key}`, expected: p.expected, found: p.found }));
   }
-  if (issues.length) throw new ConfigError(issues);
+  if (issues.length) return { issues };
 
   const hostname = cfg.hostname ?? osHostname();
   const allGroups: GroupsValue = mergeGroups(groups.data, cfg.groups);
   const normal = cfg.workers.normal;
-  return {
+  const config: LoadedConfig = {
     dir: absDir,
-    engine: toEngineConfig(cfg, allGroups, moduleConfigs.modules, moduleConfigs.disabled, hostname),
+    engine: toEngineConfig(cfg, allGroups, moduleConfigs.values, moduleConfigs.disabled, hostname),
     workers: {
       normal: {
         host: normal.bind.host,
@@ -272,6 +332,14 @@ export async function loadConfig(dir: string): Promise<LoadedConfig> {
     files: [...mainDoc.files, ...groupsDoc.files, ...moduleConfigs.files],
     moduleDocs: moduleConfigs.docs,
   };
+  return { config, issues: [] };
+}
+
+/** readConfig that throws ConfigError listing every issue. */
+export async function loadConfig(dir: string, opts: LoadOptions = {}): Promise<LoadedConfig> {
+  const report = await readConfig(dir, opts);
+  if (!report.config) throw new ConfigError(report.issues);
+  return report.config;
 }
 
 function controllerConfig(c: MainConfigValue['workers']['controller'], absDir: string): ControllerWorkerConfig {

@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../observability/log.js';
-import { parseBind, parseDuration, parseSize } from './values.js';
+import { isServerAddress, parseBind, parseDuration, parseSize } from './values.js';
 import { WorkerTlsKeys } from './schema-tls.js';
 import { WorkerCryptKeys } from './schema-keypair.js';
 import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
@@ -216,11 +216,15 @@ const SqliteStore = z.strictObject({
   /** `full` (default; `normal` for history) syncs the WAL on every commit, durable before a write resolves; `normal` may lose the last commits on power loss. */
   synchronous: z.enum(['full', 'normal']).optional(),
 });
+const ServerList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .pipe(z.array(z.string().refine(isServerAddress, 'an address "host", "host:port" or "[v6]:port"')).min(1));
 const RedisStore = z.strictObject({
   /** `host:port` of a standalone server, or the seed nodes of a Cluster. */
-  servers: StringList.optional(),
+  servers: ServerList.optional(),
   /** `host:port` of Sentinels; `name` is the monitored master. */
-  sentinels: StringList.optional(),
+  sentinels: ServerList.optional(),
   name: z.string().min(1).optional(),
   cluster: z.boolean().optional(),
   db: z.int().min(0).max(255).optional(),
@@ -236,6 +240,34 @@ const StoreOverride = z.strictObject({
   sqlite: SqliteStore.optional(),
   redis: RedisStore.optional(),
 });
+type RedisStoreValue = z.output<typeof RedisStore>;
+const STORE_KEYS = ['bayes', 'fuzzy', 'history', 'kv'] as const;
+type StoreKey = (typeof STORE_KEYS)[number];
+
+/**
+ * Redis settings that cannot work together, judged on what each store really gets (the global
+ * section with the store's own over it): the client would otherwise quietly use the first
+ * server only, or ignore the Sentinels.
+ */
+function redisConflicts(sc: { backend: string; redis: RedisStoreValue } & Record<StoreKey, { backend?: string | undefined; redis?: RedisStoreValue | undefined }>, ctx: z.RefinementCtx): void {
+  const reported = new Set<string>();
+  const report = (path: (string | number)[], message: string): void => {
+    const id = path.join('.');
+    if (reported.has(id)) return;
+    reported.add(id);
+    ctx.addIssue({ code: 'custom', path, message });
+  };
+  for (const name of STORE_KEYS) {
+    const own = sc[name];
+    if ((own.backend ?? sc.backend) !== 'redis') continue;
+    const eff = { ...sc.redis, ...own.redis };
+    const at = (key: keyof RedisStoreValue): (string | number)[] => (own.redis?.[key] !== undefined ? [name, 'redis', key] : ['redis', key]);
+    if (eff.cluster && eff.sentinels) report(at('sentinels'), 'no sentinels with cluster: true (a Cluster finds its nodes from servers)');
+    else if (!eff.cluster && (eff.servers?.length ?? 0) > 1) report(at('servers'), 'one server (several are the seed nodes of a Cluster: set cluster: true; Sentinels go in sentinels)');
+    if (eff.cluster && (eff.db ?? 0) !== 0) report(at('db'), 'db 0 with cluster: true (a Cluster has only db 0)');
+  }
+}
+
 export const StoresSection = z.strictObject({
   backend: StoreBackend.default('sqlite'),
   sqlite: SqliteStore.default({}),
@@ -246,7 +278,7 @@ export const StoresSection = z.strictObject({
   fuzzy: StoreOverride.extend({ expire: Duration.default(172800) }).prefault({}),
   history: StoreOverride.default({}),
   kv: StoreOverride.default({}),
-});
+}).superRefine(redisConflicts);
 export type StoresConfigValue = z.output<typeof StoresSection>;
 
 // The worker's DNS resolver (plugin network API, SPF/DKIM/DMARC, RBLs).

@@ -13,6 +13,9 @@ interface SchemaDef {
   in?: ZodType;
   out?: ZodType;
   options?: ZodType[];
+  keyType?: ZodType;
+  /** An enum's values (zod keeps them as a value → value map). */
+  entries?: Record<string, string | number>;
 }
 
 function defOf(s: ZodType): SchemaDef {
@@ -21,24 +24,35 @@ function defOf(s: ZodType): SchemaDef {
 
 const WRAPPERS = new Set(['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch', 'nonoptional']);
 
-/** Object schemas reachable at this node (through wrappers, pipes and unions). */
-function objectsAt(s: ZodType, path: ReadonlyArray<PropertyKey>): SchemaDef[] {
+/** Object and record schemas reachable at this node (through wrappers, pipes and unions). */
+function mapsAt(s: ZodType, path: ReadonlyArray<PropertyKey>): SchemaDef[] {
   const d = defOf(s);
-  if (WRAPPERS.has(d.type) && d.innerType) return objectsAt(d.innerType, path);
-  if (d.type === 'pipe') return [...(d.in ? objectsAt(d.in, path) : []), ...(d.out ? objectsAt(d.out, path) : [])];
-  if (d.type === 'union') return (d.options ?? []).flatMap((o) => objectsAt(o, path));
-  if (path.length === 0) return d.type === 'object' ? [d] : [];
+  if (WRAPPERS.has(d.type) && d.innerType) return mapsAt(d.innerType, path);
+  if (d.type === 'pipe') return [...(d.in ? mapsAt(d.in, path) : []), ...(d.out ? mapsAt(d.out, path) : [])];
+  if (d.type === 'union') return (d.options ?? []).flatMap((o) => mapsAt(o, path));
+  if (path.length === 0) return d.type === 'object' || d.type === 'record' ? [d] : [];
   const [head, ...rest] = path;
-  if (d.type === 'object' && d.shape && typeof head === 'string' && d.shape[head]) return objectsAt(d.shape[head], rest);
-  if (d.type === 'record' && d.valueType) return objectsAt(d.valueType, rest);
-  if (d.type === 'array' && d.element && typeof head === 'number') return objectsAt(d.element, rest);
+  if (d.type === 'object' && d.shape && typeof head === 'string' && d.shape[head]) return mapsAt(d.shape[head], rest);
+  if (d.type === 'record' && d.valueType) return mapsAt(d.valueType, rest);
+  if (d.type === 'array' && d.element && typeof head === 'number') return mapsAt(d.element, rest);
   return [];
 }
 
-/** Keys a strict map accepts at `path` of `schema`. */
+/** The names an enum allows (through wrappers); none for any other schema. */
+function enumValues(s: ZodType | undefined): string[] {
+  if (!s) return [];
+  const d = defOf(s);
+  if (WRAPPERS.has(d.type) && d.innerType) return enumValues(d.innerType);
+  return d.type === 'enum' && d.entries ? Object.values(d.entries).map(String) : [];
+}
+
+/** Keys a strict map accepts at `path` of `schema`: an object's fields, or a record's enum keys. */
 export function allowedKeys(schema: ZodType, path: ReadonlyArray<PropertyKey>): string[] {
   const keys = new Set<string>();
-  for (const o of objectsAt(schema, path)) for (const k of Object.keys(o.shape ?? {})) keys.add(k);
+  for (const m of mapsAt(schema, path)) {
+    const own = m.type === 'object' ? Object.keys(m.shape ?? {}) : enumValues(m.keyType);
+    for (const k of own) keys.add(k);
+  }
   return [...keys];
 }
 
@@ -58,11 +72,13 @@ function editDistance(a: string, b: string): number {
 
 /** The closest candidate, if close enough to be a plausible typo (about a third of the word). */
 export function didYouMean(word: string, candidates: readonly string[]): string | undefined {
-  const w = word.toLowerCase().replace(/-/g, '_');
+  // Case and `-` against `_` are the same name to a reader (`add-header`, `X-Spamd-Bar`).
+  const norm = (s: string): string => s.toLowerCase().replace(/-/g, '_');
+  const w = norm(word);
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
-    const d = editDistance(w, c.toLowerCase());
+    const d = editDistance(w, norm(c));
     if (d < bestD) [best, bestD] = [c, d];
   }
   return best !== undefined && bestD <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;

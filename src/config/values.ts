@@ -1,6 +1,8 @@
-// Value types that appear in several config keys: sizes ("50M"), durations ("8s"),
-// listen addresses ("127.0.0.1:11333"). Each parser returns undefined for a bad value so
-// the schema can report what was expected instead of guessing a fallback.
+// Value types that appear in several config keys: sizes ("50M"), durations ("8s"), listen
+// addresses ("127.0.0.1:11333"), server addresses. Each parser returns undefined (or false) for
+// a bad value so the schema can report what was expected instead of guessing a fallback.
+
+import { isIPv6 } from 'node:net';
 
 const SIZE_RE = /^\s*(\d+(?:\.\d+)?)\s*([kmg]?)(i?b)?\s*$/i;
 const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -43,4 +45,17 @@ export function parseBind(v: unknown): ListenAddress | undefined {
   if (port > MAX_PORT) return undefined;
   const host = m[1] ?? m[2] ?? '';
   return { host: host === '*' ? '0.0.0.0' : host, port };
+}
+
+/**
+ * A server to connect to as the Redis stores read it: `host`, `host:port`, `[v6]`, `[v6]:port`
+ * or a bare IPv6 address (the default port is the service's own).
+ */
+export function isServerAddress(v: string): boolean {
+  if (isIPv6(v)) return true;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]/]+))(?::(\d{1,5}))?$/.exec(v);
+  if (!m) return false;
+  if (m[1] !== undefined && !isIPv6(m[1])) return false;
+  const port = m[3] === undefined ? 1 : Number(m[3]);
+  return port >= 1 && port <= MAX_PORT;
 }

@@ -125,7 +125,7 @@ export class Registry {
       const registry = this;
       const ctx: ModuleContext<unknown> = {
         config: modConfig,
-        log,
+        log: moduleLogger(log, mod.name),
         hostname: config.hostname,
         ...(stores ? { stores } : {}),
         maps,
@@ -331,6 +331,17 @@ export class Registry {
     }
     return out;
   }
+}
+
+/** A module's logger: every line names the module (`configtest` blames the module's file by it). */
+function moduleLogger(log: Logger, module: string): Logger {
+  const tag = (extra?: Record<string, unknown>): Record<string, unknown> => ({ module, ...extra });
+  return {
+    debug: (msg, extra) => log.debug(msg, tag(extra)),
+    info: (msg, extra) => log.info(msg, tag(extra)),
+    warn: (msg, extra) => log.warn(msg, tag(extra)),
+    error: (msg, extra) => log.error(msg, tag(extra)),
+  };
 }
 
 /** Validate a module's config with its schema; defaults come from the schema. */

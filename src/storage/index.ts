@@ -5,10 +5,9 @@
 // A Redis that is down does not stop the opening: openStores waits at most the connect timeout,
 // logs, and returns stores whose calls fail fast with STORE_UNAVAILABLE until Redis answers.
 
-import { isAbsolute, join } from 'node:path';
 import type { Logger } from '../plugin-api/index.js';
 import type { StoresConfigValue } from '../config/schema.js';
-import type { BayesStore, FuzzyStore, HistoryStore, KvStore, Stores } from './types.js';
+import { StoreError, type BayesStore, type FuzzyStore, type HistoryStore, type KvStore, type Stores } from './types.js';
 import { SqliteBayesStore } from './sqlite/bayes.js';
 import { DEFAULT_LEARN_CACHE_SIZE } from './tokens.js';
 import { SqliteFuzzyStore } from './sqlite/fuzzy.js';
@@ -16,6 +15,7 @@ import { SqliteHistoryStore } from './sqlite/history.js';
 import { SqliteKvStore } from './sqlite/kv.js';
 import type { SqliteOptions } from './sqlite/db.js';
 import { DEFAULT_BUSY_TIMEOUT_MS } from './sqlite/db.js';
+import { sqliteFileProblem, sqliteFix, sqliteLocation, type SqliteLocation, type StoreName } from './sqlite/location.js';
 import { RedisBayesStore } from './redis/bayes.js';
 import { RedisFuzzyStore } from './redis/fuzzy.js';
 import { RedisHistoryStore } from './redis/history.js';
@@ -33,8 +33,7 @@ import {
 export * from './types.js';
 export type { RedisConnectionConfig } from './redis/client.js';
 
-/** The SQLite file's name in data_dir when `stores.sqlite.path` is not set. */
-export const DEFAULT_SQLITE_FILE = 'mailsift.sqlite';
+export { DEFAULT_SQLITE_FILE } from './sqlite/location.js';
 /** History rows kept when the controller does not say (Rspamd's history_rows default). */
 export const DEFAULT_HISTORY_ROWS = 200;
 /** Key prefix in Redis when `stores.redis.prefix` is not set. */
@@ -58,7 +57,6 @@ const DEFAULT_STORES: StoresConfigValue = {
   kv: {},
 };
 
-type StoreName = 'bayes' | 'fuzzy' | 'history' | 'kv';
 type SqliteSection = StoresConfigValue['sqlite'];
 type RedisSection = StoresConfigValue['redis'];
 
@@ -70,10 +68,9 @@ type RedisSection = StoresConfigValue['redis'];
  */
 const HISTORY_SYNCHRONOUS: SqliteSection['synchronous'] = 'normal';
 
-function sqliteOptions(dataDir: string, s: SqliteSection): SqliteOptions {
-  const path = s.path ?? DEFAULT_SQLITE_FILE;
+function sqliteOptions(path: string, s: SqliteSection): SqliteOptions {
   return {
-    path: isAbsolute(path) ? path : join(dataDir, path),
+    path,
     busyTimeoutMs: s.busy_timeout !== undefined ? s.busy_timeout * 1000 : DEFAULT_BUSY_TIMEOUT_MS,
     synchronous: s.synchronous ?? 'full',
   };
@@ -94,24 +91,43 @@ function redisConfig(r: RedisSection): RedisConnectionConfig {
   };
 }
 
+/** One shared connection: its settings, and the stores and config sections that use it (for messages). */
+interface PooledClient {
+  client: RedisClient;
+  cfg: RedisConnectionConfig;
+  refs: number;
+  stores: string[];
+  keys: Set<string>;
+}
+
+/** Where a connection goes, as an administrator wrote it: `host:port`, or the Sentinels and master name. */
+function redisTarget(cfg: RedisConnectionConfig): string {
+  if (cfg.cluster) return `cluster ${cfg.servers.join(', ')}`;
+  if (cfg.sentinels.length > 0) return `master "${cfg.name ?? 'mymaster'}" via sentinels ${cfg.sentinels.join(', ')}`;
+  return `${cfg.servers[0] ?? '127.0.0.1'} db ${cfg.db}`;
+}
+
 /** Shared Redis clients, closed when the last store using one closes. */
 class RedisPool {
-  readonly #clients = new Map<string, { client: RedisClient; refs: number }>();
+  readonly #clients = new Map<string, PooledClient>();
   readonly #log: Logger;
 
   constructor(log: Logger) {
     this.#log = log;
   }
 
-  acquire(cfg: RedisConnectionConfig, label: string): { client: RedisClient; release: () => Promise<void> } {
+  /** `key`: the config section the settings came from (`stores.redis`, `stores.bayes.redis`). */
+  acquire(cfg: RedisConnectionConfig, label: string, key: string): { client: RedisClient; release: () => Promise<void> } {
     // The prefix does not change the connection.
     const id = JSON.stringify({ ...cfg, prefix: '' });
     let entry = this.#clients.get(id);
     if (!entry) {
-      entry = { client: createRedisClient(cfg, this.#log, label), refs: 0 };
+      entry = { client: createRedisClient(cfg, this.#log, label), cfg, refs: 0, stores: [], keys: new Set() };
       this.#clients.set(id, entry);
     }
     entry.refs++;
+    entry.stores.push(label);
+    entry.keys.add(key);
     const e = entry;
     let released = false;
     return {
@@ -127,9 +143,44 @@ class RedisPool {
     };
   }
 
-  clients(): RedisClient[] {
-    return [...this.#clients.values()].map((e) => e.client);
+  connections(): PooledClient[] {
+    return [...this.#clients.values()];
   }
+}
+
+/**
+ * A database that cannot be opened, named with its path and the config key that chose it (SQLite
+ * alone says "unable to open database file"), and what is wrong with the path when that can be told.
+ */
+function sqliteOpenError(err: unknown, loc: SqliteLocation): StoreError {
+  const cause = err instanceof StoreError && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);
+  const problem = sqliteFileProblem(loc.path);
+  const code = err instanceof StoreError ? err.code : 'STORE_UNAVAILABLE';
+  return new StoreError(code, `${loc.key}: cannot open the SQLite store ${loc.path}: ${cause}${problem ? ` (${problem})` : ''}; ${sqliteFix(loc)}`, { cause: err });
+}
+
+/**
+ * Waits for a connection; one that is not ready in time is logged with where it goes, which
+ * config section says so, and the last error (a wrong address, password or db is a config
+ * mistake the administrator must be able to see, not only "not reachable").
+ */
+async function waitOrWarn(c: PooledClient, timeoutMs: number, log: Logger): Promise<void> {
+  let last: string | undefined;
+  const onError = (err: Error): void => {
+    last = err.message;
+  };
+  c.client.on('error', onError);
+  try {
+    if (await waitReady(c.client, timeoutMs)) return;
+  } finally {
+    c.client.off('error', onError);
+  }
+  const keys = [...c.keys].join(', ');
+  log.warn(`redis store not reachable yet at ${redisTarget(c.cfg)} (${keys} in mailsift.yaml): ${last ?? `no answer within ${timeoutMs} ms`}; its calls fail with STORE_UNAVAILABLE until it answers`, {
+    stores: c.stores.join(','),
+    config: keys,
+    ...(last !== undefined ? { error: last } : {}),
+  });
 }
 
 /** Opens every store. Never throws because Redis is down; SQLite errors (bad path) do throw. */
@@ -146,14 +197,18 @@ export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<St
     redis: (c: RedisClient, prefix: string, release: () => Promise<void>) => T,
   ): T => {
     const o = sc[name];
-    const backend = o.backend ?? sc.backend;
     let store: T;
-    if (backend === 'sqlite') {
+    const loc = sqliteLocation(cfg.dataDir, sc, name);
+    if (loc) {
       const own: SqliteSection = name === 'history' ? { synchronous: HISTORY_SYNCHRONOUS, ...o.sqlite } : { ...o.sqlite };
-      store = sqlite(sqliteOptions(cfg.dataDir, { ...sc.sqlite, ...own }));
+      try {
+        store = sqlite(sqliteOptions(loc.path, { ...sc.sqlite, ...own }));
+      } catch (err) {
+        throw sqliteOpenError(err, loc);
+      }
     } else {
       const rc = redisConfig({ ...sc.redis, ...o.redis });
-      const { client, release } = pool.acquire(rc, name);
+      const { client, release } = pool.acquire(rc, name, o.redis ? `stores.${name}.redis` : 'stores.redis');
       connectTimeouts.push(rc.connectTimeoutMs);
       store = redis(client, rc.prefix, release);
     }
@@ -180,11 +235,8 @@ export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<St
     );
     const kv = build<KvStore>('kv', (o) => new SqliteKvStore(o), (c, p, r) => new RedisKvStore(c, p, r));
 
-    const clients = pool.clients();
-    if (clients.length > 0) {
-      const ready = await Promise.all(clients.map((c) => waitReady(c, Math.max(...connectTimeouts))));
-      if (ready.includes(false)) log.warn('redis store not reachable yet; its calls fail with STORE_UNAVAILABLE until it answers');
-    }
+    const timeout = Math.max(0, ...connectTimeouts);
+    await Promise.all(pool.connections().map((c) => waitOrWarn(c, timeout, log)));
     let closed = false;
     return {
       bayes,

@@ -8,9 +8,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import v8 from 'node:v8';
-import { ConfigError } from '../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
-import { moduleConfigIssues } from '../config/modules.js';
 import { createEngine } from '../engine/index.js';
 import { builtinModules } from '../modules/index.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
@@ -457,9 +455,10 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
  * listener opens), then runs the workers. Resolves once this process is set up.
  */
 export async function serve(opts: ServeOptions): Promise<void> {
-  const cfg = await loadConfig(opts.confDir);
-  const moduleIssues = moduleConfigIssues(cfg, builtinModules);
-  if (moduleIssues.length) throw new ConfigError(moduleIssues);
+  // The supervisor (or the --single process) checks every file, the stores' paths and the
+  // controller plugin files before any listener opens; a cluster worker reads the files again
+  // (a restarted one may find them edited) but leaves the rest to the supervisor's check.
+  const cfg = await loadConfig(opts.confDir, { modules: builtinModules, runtime: !cluster.isWorker });
   const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format });
   if (cluster.isWorker) {
     const port = process.env[CONTROLLER_PORT_ENV];

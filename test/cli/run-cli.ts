@@ -27,8 +27,9 @@ export interface Running {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function runCli(args: string[]): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `as`: run as another user (a test of permissions run by root, whom no mode bit stops). */
+export function runCli(args: string[], as?: { uid: number; gid: number }): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...as });
   const lines: LogLine[] = [];
   let text = '';
   let partial = '';

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../src/config/load.js';
+import { join, relative } from 'node:path';
+import { loadConfig, readConfig } from '../../src/config/load.js';
+import { builtinModules } from '../../src/modules/index.js';
 import { ConfigError, isConfigError, type ConfigIssue } from '../../src/config/errors.js';
 import { makeConfDir, removeConfDir } from './conf-dir.js';
 
@@ -237,4 +238,145 @@ test('a missing directory and a non-map document are errors', async () => {
   await assert.rejects(loadConfig('/nonexistent/mailsift-conf'), (err: unknown) => isConfigError(err) && /configuration directory/.test(err.message));
   const issues = await issuesOf({ 'mailsift.yaml': '- a\n- b\n' });
   assert.match(issues[0]!.expected, /map of settings/);
+});
+
+/** readConfig with the built-in modules; the issues as `file:line:col path: expected / found` lines. */
+async function checkAll(files: Record<string, string | Buffer>, runtime = false, prepare?: (dir: string) => Promise<void>): Promise<{ lines: string[]; issues: readonly ConfigIssue[] }> {
+  const dir = await makeConfDir(files);
+  try {
+    await prepare?.(dir);
+    const report = await readConfig(dir, { modules: builtinModules, runtime });
+    assert.equal(report.config, undefined, 'a configuration with issues yields none');
+    const lines = report.issues.map((i) => `${relative(dir, i.file) || i.file}:${i.line ?? '-'}:${i.column ?? '-'} ${i.path}: ${i.expected} / ${i.found}`).sort();
+    return { lines, issues: report.issues };
+  } finally {
+    await removeConfDir(dir);
+  }
+}
+
+test('a YAML error in one module file does not hide a schema error in another', async () => {
+  const { lines } = await checkAll({
+    'local.d/phishing.yaml': 'strict_domains: [a\nexceptions: []\n',
+    'local.d/hfilter.yaml': '\nhelo_enabeld: false\n',
+  });
+  assert.equal(lines.length, 2, lines.join('\n'));
+  assert.match(lines[0]!, /^local\.d\/hfilter\.yaml:2:1 helo_enabeld: a known key \(did you mean "helo_enabled"\?\)/);
+  assert.match(lines[1]!, /^local\.d\/phishing\.yaml:\d+:\d+ : valid YAML \/ /);
+});
+
+test('an invalid mailsift.yaml does not hide module files, disabled_modules or groups.yaml', async () => {
+  const { lines } = await checkAll({
+    'mailsift.yaml': 'logging:\n  level: loud\ndisabled_modules: [gtube, hfliter]\n',
+    'local.d/gtube.yaml': 'enabeld: false\n',
+    'local.d/groups.yaml': 'headers: { max_scor: 1 }\n',
+    'override.d/url_checks.yaml': 'omograph: yes please\n',
+  });
+  assert.deepEqual(lines, [
+    'local.d/groups.yaml:1:12 headers.max_scor: a known key (did you mean "max_score"?) / unknown key "max_scor"',
+    'local.d/gtube.yaml:1:1 enabeld: a known key (did you mean "enabled"?) / unknown key "enabeld"',
+    'mailsift.yaml:2:10 logging.level: one of: "debug", "info", "warn", "error", "silent" / "loud"',
+    'mailsift.yaml:3:27 disabled_modules[1]: a module name (did you mean "hfilter"?) / "hfliter"',
+    'override.d/url_checks.yaml:1:11 omograph: true or false / "yes please"',
+  ]);
+});
+
+test('a YAML error in mailsift.yaml does not hide the module files either', async () => {
+  const { lines } = await checkAll({ 'mailsift.yaml': 'actions:\n  reject: [15\n', 'local.d/received.yaml': 'good_hosts: [mail]\n' });
+  assert.equal(lines.length, 2, lines.join('\n'));
+  assert.match(lines[0]!, /^local\.d\/received\.yaml:1:1 good_hosts: a known key \(did you mean "good_host"\?\)/);
+  assert.match(lines[1]!, /^mailsift\.yaml:\d+:\d+ : valid YAML/);
+});
+
+test('a composite expression that does not parse is an issue at its key, with the others', async () => {
+  const { lines } = await checkAll({
+    'mailsift.yaml': 'composites:\n  GOOD: { expression: "A & B" }\n  BAD:\n    expression: "A & (B"\n',
+    'local.d/mime.yaml': 'bad_extension: { exe: 1 }\n',
+  });
+  assert.deepEqual(lines, [
+    'local.d/mime.yaml:1:1 bad_extension: a known key (did you mean "bad_extensions"?) / unknown key "bad_extension"',
+    'mailsift.yaml:4:17 composites.BAD.expression: a composite expression (missing closing parenthesis) / "A & (B"',
+  ]);
+});
+
+test('files mailsift would not read are issues: .yml, Rspamd .conf/.inc, a module file outside local.d', async () => {
+  const { lines } = await checkAll({
+    'local.d/gtube.yml': 'gtube_patterns: all\n',
+    'override.d/dkim.conf': 'check_local = true;\n',
+    'local.d/worker-normal.inc': 'count = 2;\n',
+    'hfilter.yaml': 'helo_enabled: false\n',
+    'mailsift.yml': 'logging: { level: debug }\n',
+    'local.d/README.md': 'notes are fine\n',
+  });
+  assert.deepEqual(lines, [
+    'hfilter.yaml:-:- : module options in local.d/hfilter.yaml or override.d/hfilter.yaml (a module\'s file here is not read) / "hfilter.yaml"',
+    'local.d/gtube.yml:-:- : a file named local.d/gtube.yaml (a .yml file is not read) / "gtube.yml"',
+    'local.d/worker-normal.inc:-:- : YAML in local.d/worker-normal.yaml (Rspamd\'s .conf and .inc files are not read) / "worker-normal.inc"',
+    'mailsift.yml:-:- : a file named mailsift.yaml (a .yml file is not read) / "mailsift.yml"',
+    'override.d/dkim.conf:-:- : YAML in override.d/dkim.yaml (Rspamd\'s .conf and .inc files are not read) / "dkim.conf"',
+  ]);
+});
+
+test('Redis store settings: addresses are checked, and settings the client would ignore are errors', async () => {
+  const { lines } = await checkAll({
+    'mailsift.yaml': [
+      'stores:',
+      '  backend: redis',
+      '  redis:',
+      '    servers: ["127.0.0.1:6379", "127.0.0.2:6379"]',
+      '  bayes:',
+      '    redis: { servers: "localhost:99999" }',
+      '  fuzzy:',
+      '    redis: { cluster: true, db: 3, servers: ["[::1]:7000", "::1", "host"] }',
+      '  kv:',
+      '    redis: { servers: "a:1", sentinels: ["s b"] }',
+      '',
+    ].join('\n'),
+  });
+  assert.deepEqual(lines, [
+    'mailsift.yaml:10:42 stores.kv.redis.sentinels[0]: an address "host", "host:port" or "[v6]:port" / "s b"',
+    'mailsift.yaml:4:14 stores.redis.servers: one server (several are the seed nodes of a Cluster: set cluster: true; Sentinels go in sentinels) / a list (2 items)',
+    'mailsift.yaml:6:23 stores.bayes.redis.servers[0]: an address "host", "host:port" or "[v6]:port" / "localhost:99999"',
+    'mailsift.yaml:8:33 stores.fuzzy.redis.db: db 0 with cluster: true (a Cluster has only db 0) / 3',
+  ]);
+});
+
+test('runtime checks: a data_dir the SQLite store cannot use names the key, the path and why', async () => {
+  // data_dir is a file.
+  let r = await checkAll({ 'mailsift.yaml': 'logging: { level: info }\ndata_dir: plain-file\n', 'plain-file': 'x' }, true);
+  assert.equal(r.lines.length, 1, r.lines.join('\n'));
+  assert.match(r.lines[0]!, /^mailsift\.yaml:2:11 data_dir: a directory mailsift can create and write its SQLite store in \/ \S+\/plain-file is a file, not a directory \(SQLite store \S+\/plain-file\/mailsift\.sqlite\)$/);
+  // Under a file, several levels down; and reported even though mailsift.yaml has another error.
+  r = await checkAll({ 'mailsift.yaml': 'logging: { level: loud }\n', 'local.d/mailsift.yaml': 'data_dir: plain-file/a/b\n', 'plain-file': 'x' }, true);
+  assert.equal(r.lines.length, 2, r.lines.join('\n'));
+  assert.match(r.lines[0]!, /^local\.d\/mailsift\.yaml:1:11 data_dir: .* \/ \S+\/plain-file is a file, not a directory \(SQLite store \S+\/plain-file\/a\/b\/mailsift\.sqlite\)$/);
+  assert.match(r.lines[1]!, /^mailsift\.yaml:1:19 logging\.level:/);
+  // The database file itself is a directory, set by stores.sqlite.path (the key named is that
+  // one; a relative path is under data_dir).
+  r = await checkAll({ 'mailsift.yaml': 'stores:\n  sqlite:\n    path: db-dir\n', 'data/db-dir/keep': '' }, true);
+  assert.deepEqual(
+    r.lines.map((l) => l.replace(/ \/ \S+\/db-dir/, ' / …/db-dir').replace(/store \S+\/db-dir/, 'store …/db-dir')),
+    ['mailsift.yaml:3:11 stores.sqlite.path: a database file mailsift can create and write / …/db-dir is a directory, not a database file (SQLite store …/db-dir)'],
+  );
+  // Without the runtime option (tests, tools reading a config) the file system is not judged.
+  const dir = await makeConfDir({ 'mailsift.yaml': 'data_dir: plain-file\n', 'plain-file': 'x' });
+  try {
+    assert.equal((await readConfig(dir, { modules: builtinModules })).issues.length, 0);
+  } finally {
+    await removeConfDir(dir);
+  }
+});
+
+test('runtime checks: a controller plugin file that does not load is an issue naming the file', async () => {
+  const { lines } = await checkAll(
+    {
+      'local.d/controller.mjs': 'export const plugins = {\n  broken: (\n};\n',
+      'controller/extra.mjs': 'export const plugins = { good: { hi: { handler() {} } }, bad: { 1: { handler: 5 } } };\n',
+      'controller/none.mjs': 'export const nothing = 1;\n',
+    },
+    true,
+  );
+  assert.equal(lines.length, 3, lines.join('\n'));
+  assert.match(lines[0]!, /^controller\/extra\.mjs:-:- plugins\.bad\.1: a controller plugin file that loads \/ controller plugin endpoint skipped: bad name or no handler function$/);
+  assert.match(lines[1]!, /^controller\/none\.mjs:-:- : a controller plugin file that loads \/ controller plugin file exports no `plugins`$/);
+  assert.match(lines[2]!, /^local\.d\/controller\.mjs:-:- : a controller plugin file that loads \/ cannot load controller plugin file: .+/);
 });

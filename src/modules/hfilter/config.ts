@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** hfilter options (Rspamd conf/modules.d/hfilter.conf defaults). */
-export const HfilterConfig = z.object({
+export const HfilterConfig = z.strictObject({
   /** HELO: bare/bad IP, dynamic-looking names, FQDN, A/MX resolution. */
   helo_enabled: z.boolean().default(true),
   /** Client host name from the MTA (`Hostname`): unknown, dynamic-looking names. */

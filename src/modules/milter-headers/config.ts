@@ -1,11 +1,16 @@
 import { z } from 'zod';
+import { ROUTINES } from './routines.js';
+
+/** Routine names mailsift implements; `use` and `routines` keys outside them are errors, not silent no-ops. */
+const ROUTINE_NAMES = Object.keys(ROUTINES) as [string, ...string[]];
+const RoutineName = z.enum(ROUTINE_NAMES);
 
 /** Which existing instances a routine removes: 0 all, N the N-th, −N the N-th from the end; false: none. */
 const RemoveSpec = z.union([z.number().int(), z.array(z.number().int()), z.literal(false), z.null()]);
 
 /** Per-routine overrides (`routines { x-spamd-bar { header = …; positive = … } }`). */
 export const RoutineOptions = z
-  .object({
+  .strictObject({
     header: z.string(),
     remove: RemoveSpec,
     /** Insert position for the added header (milter `order`): -1 append, 0 first, N after N headers. */
@@ -30,7 +35,7 @@ export const RoutineOptions = z
 export type RoutineOptions = z.infer<typeof RoutineOptions>;
 
 /** Text appended to every text part of the message (proves the body-rewrite path). */
-const Footer = z.object({
+const Footer = z.strictObject({
   /** Appended to text/plain parts. */
   text: z.string().optional(),
   /** Inserted before `</body>` (or appended) in text/html parts. */
@@ -39,9 +44,9 @@ const Footer = z.object({
   actions: z.array(z.string()).default([]),
 });
 
-export const MilterHeadersConfig = z.object({
+export const MilterHeadersConfig = z.strictObject({
   /** Routines to run (see routines.ts for the list). */
-  use: z.array(z.string()).default([]),
+  use: z.array(RoutineName).default([]),
   /** Also run x-spamd-result, x-rspamd-server, x-rspamd-queue-id and x-rspamd-action. */
   extended_spam_headers: z.boolean().default(false),
   /** Remove X-Spam headers set upstream (routine remove-spam-flag). */
@@ -54,7 +59,7 @@ export const MilterHeadersConfig = z.object({
   authenticated_headers: z.array(z.string()).default([]),
   /** Recipients (address, user or @domain) for whom routines are never skipped. */
   extended_headers_rcpt: z.array(z.string()).default([]),
-  routines: z.record(z.string(), RoutineOptions).default({}),
+  routines: z.partialRecord(RoutineName, RoutineOptions).default({}),
   footer: Footer.optional(),
   /** Write the rewritten Subject (action `rewrite subject`) into the message itself. */
   rewrite_subject_in_message: z.boolean().default(false),

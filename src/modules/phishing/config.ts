@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** phishing options. */
-export const PhishingConfig = z.object({
+export const PhishingConfig = z.strictObject({
   /** Symbol inserted for a link whose shown URL names another domain. */
   symbol: z.string().default('PHISHING'),
   /** Registrable domains whose mismatches always weigh 1.0 (brands worth protecting). */

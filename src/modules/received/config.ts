@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** received module options (Rspamd's once_received settings). */
-export const ReceivedConfig = z.object({
+export const ReceivedConfig = z.strictObject({
   /** Substrings of the client host name that make a single-hop message ONCE_RECEIVED_STRICT. */
   bad_host: z.array(z.string()).default(['static', 'dynamic']),
   /** Substrings of the hop's host name that clear a single-hop message. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** url-checks options. */
-export const UrlChecksConfig = z.object({
+export const UrlChecksConfig = z.strictObject({
   /** Host names mixing Latin with look-alike letters of another script (OMOGRAPH_URL). */
   omograph: z.boolean().default(true),
   /** Links to IPFS content through an HTTP gateway (HAS_IPFS_GATEWAY_URL). */

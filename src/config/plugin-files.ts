@@ -1,0 +1,33 @@
+// Checks the controller plugin files (conf/controller/*.{js,mjs,ts}, local.d/controller.*) the
+// way the controller loads them, so a file that does not load is a configuration problem named
+// by its file, not a log line the controller writes once it has started without it.
+
+import type { Logger } from '../plugin-api/index.js';
+import { loadPluginTable } from '../workers/controller/plugin-load.js';
+import type { ConfigIssue } from './errors.js';
+
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Loads every plugin file (running its top level and its `plugins` function, as the controller
+ * will) and turns each refusal into an issue. The plugins get an API without maps: the modules'
+ * maps exist only in a running engine.
+ */
+export async function controllerPluginIssues(confDir: string, display: (p: string) => string): Promise<ConfigIssue[]> {
+  const issues: ConfigIssue[] = [];
+  const collect: Logger = {
+    ...quiet,
+    error(msg, extra = {}) {
+      const { file, error, plugin, endpoint } = extra;
+      const path = typeof plugin === 'string' ? `plugins.${plugin}${typeof endpoint === 'string' ? `.${endpoint}` : ''}` : '';
+      issues.push({
+        file: typeof file === 'string' ? display(file) : display(confDir),
+        path,
+        expected: 'a controller plugin file that loads',
+        found: typeof error === 'string' ? `${msg}: ${error}` : msg,
+      });
+    },
+  };
+  await loadPluginTable(confDir, { log: quiet, maps: { list: () => [] } }, collect);
+  return issues;
+}
