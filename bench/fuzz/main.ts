@@ -11,7 +11,7 @@
 //           with nothing in flight is killed so the campaign can go on;
 //   slow    a scan whose reply says it took over --slow-ms of server time (time_real),
 //           confirmed when re-sent alone by the CPU the workers spent on it;
-//   5xx     a 5xx reply the surface does not allow (Surface.allowed5xx);
+//   5xx     a 5xx reply the surface does not allow (Surface.expected5xx);
 //   memory  a process whose RSS grew more than --mem-growth-mb above its level after warm-up.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -301,7 +301,7 @@ class Campaign {
           this.#dropped.push([Date.now(), index, input]);
           if (this.#dropped.length > 256) this.#dropped.shift();
         }
-        if (outcome.kind === 'reply' && outcome.status >= 500 && !surface.allowed5xx.has(outcome.status)) {
+        if (outcome.kind === 'reply' && outcome.status >= 500 && !surface.expected5xx(outcome.status, outcome.head, outcome.body)) {
           const text = outcome.body.toString('latin1', 0, 300);
           count(stats.findings, '5xx');
           this.#record({ surface: surface.name, seed: this.#o.seed, index, kind: '5xx', port: input.port, note: input.note, ...(known ? { known } : {}), confirmed: true, status: outcome.status, reply: text, timings: { clientMs: outcome.ms }, bytes: input.bytes.length, date: new Date().toISOString() }, input.bytes, `${outcome.status}:${text.replace(/\d+/g, 'N').slice(0, 120)}`);

@@ -22,10 +22,11 @@ export interface SurfaceContext {
 export interface Surface {
   name: string;
   /**
-   * 5xx statuses this surface's inputs may get by design (505 for an HTTP version the server
-   * does not speak; 503 from a store the controller cannot reach). Any other 5xx is a finding.
+   * True for a 5xx reply this surface's inputs may get by design (505 for an HTTP version the
+   * server does not speak; the controller's documented 500s, controller.md). Any other 5xx is
+   * a finding.
    */
-  allowed5xx: ReadonlySet<number>;
+  expected5xx(status: number, head: string, body: Buffer): boolean;
   generate(rng: Rng): FuzzInput;
 }
 
@@ -38,4 +39,9 @@ export class Notes {
   toString(): string {
     return this.#items.join(' ');
   }
+}
+
+/** Scan surfaces: only 505 (an HTTP version the server does not speak) is by design. */
+export function scanExpected5xx(status: number): boolean {
+  return status === 505;
 }

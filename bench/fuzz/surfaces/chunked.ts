@@ -4,7 +4,7 @@
 import { byteMutate } from '../mutate.js';
 import { request, serialize } from '../http.js';
 import { PROTOCOL_HEADERS, protocolValue } from '../values.js';
-import { Notes, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
+import { Notes, scanExpected5xx, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
 import type { Rng } from '../rng.js';
 
 /** Most chunks one input is cut into (1-byte chunks of a small message). */
@@ -28,7 +28,7 @@ function sizeText(rng: Rng, n: number): string {
 export function chunkedSurface(ctx: SurfaceContext): Surface {
   return {
     name: 'chunked',
-    allowed5xx: new Set([505]),
+    expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
       const msg = rng.pick(ctx.seeds.small);

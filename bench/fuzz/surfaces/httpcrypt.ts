@@ -12,7 +12,7 @@ import { byteMutate, flip, mutateString } from '../mutate.js';
 import { request, serialize } from '../http.js';
 import { fuzzServerKeypair, READ_PASSWORD } from '../server.js';
 import { baseScanRequest, mutateScanRequest } from './v2.js';
-import { Notes, type FuzzInput, type Port, type Surface, type SurfaceContext } from '../surface.js';
+import { Notes, scanExpected5xx, type FuzzInput, type Port, type Surface, type SurfaceContext } from '../surface.js';
 import type { Rng } from '../rng.js';
 
 /** Public keys of small order on Curve25519: X25519 with them gives an all-zero secret. */
@@ -36,7 +36,7 @@ export function httpcryptSurface(ctx: SurfaceContext): Surface {
   const serverId = keyId(server.publicKey);
   return {
     name: 'httpcrypt',
-    allowed5xx: new Set([505]),
+    expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
       const port: Port = rng.chance(0.15) ? 'controller' : 'scan';

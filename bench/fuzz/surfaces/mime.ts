@@ -7,7 +7,7 @@ import { request, serialize } from '../http.js';
 import { address, hostname, ipv4 } from '../values.js';
 import { arcSet, bin, generatedHeader, received } from './mime-headers.js';
 import { html, mimeTree, setMessageMutator, textWithUrls } from './mime-body.js';
-import { Notes, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
+import { Notes, scanExpected5xx, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
 import type { Rng } from '../rng.js';
 
 /** Most copies of one header a duplication makes (signature floods, Received chains). */
@@ -134,7 +134,7 @@ setMessageMutator((rng, messages, depth) => mutateMessage(rng, messages, new Not
 export function mimeSurface(ctx: SurfaceContext): Surface {
   return {
     name: 'mime',
-    allowed5xx: new Set(),
+    expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
       const msg = mutateMessage(rng, ctx.seeds.messages, notes);

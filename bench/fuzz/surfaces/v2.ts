@@ -4,7 +4,7 @@
 import { byteMutate, pct } from '../mutate.js';
 import { header, headerFlood, lieAboutLength, mutateHeaderName, mutateRequestLine, parseRequest, request, serialize, type RawRequest } from '../http.js';
 import { PROTOCOL_HEADERS, protocolValue } from '../values.js';
-import { Notes, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
+import { Notes, scanExpected5xx, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
 import type { Rng } from '../rng.js';
 
 export const SCAN_PATHS = [
@@ -65,7 +65,7 @@ export function mutateScanRequest(rng: Rng, r: RawRequest, notes: Notes): void {
 export function v2Surface(ctx: SurfaceContext): Surface {
   return {
     name: 'v2',
-    allowed5xx: new Set([505]),
+    expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
       const r = baseScanRequest(rng, ctx, notes);

@@ -7,7 +7,7 @@ import { zstdCompress } from '../../../src/http/zstd.js';
 import { AWKWARD_STRINGS, byteMutate, mutateString } from '../mutate.js';
 import { request, serialize } from '../http.js';
 import { address, FLAGS, hostname, ipv4, protocolValue } from '../values.js';
-import { Notes, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
+import { Notes, scanExpected5xx, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
 import type { Rng } from '../rng.js';
 
 /** Deepest nesting built into metadata (JSON.parse and msgpack decoders recurse). */
@@ -84,7 +84,7 @@ function evilMsgpack(rng: Rng): Buffer {
 export function v3Surface(ctx: SurfaceContext): Surface {
   return {
     name: 'v3',
-    allowed5xx: new Set(),
+    expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
       const msgpack = rng.chance(0.4);

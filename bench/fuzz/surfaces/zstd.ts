@@ -9,7 +9,7 @@ import { byteMutate, flip } from '../mutate.js';
 import { request, serialize } from '../http.js';
 import { DICTIONARY_ID } from '../server.js';
 import { protocolValue } from '../values.js';
-import { Notes, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
+import { Notes, scanExpected5xx, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
 import type { Rng } from '../rng.js';
 
 const MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
@@ -49,7 +49,7 @@ export function zstdSurface(ctx: SurfaceContext, root: string): Surface {
   const dictionary = readFileSync(join(root, 'bench', 'fuzz', 'zstd.dict'));
   return {
     name: 'zstd',
-    allowed5xx: new Set(),
+    expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
       const msg = rng.pick(ctx.seeds.small);
