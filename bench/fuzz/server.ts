@@ -7,12 +7,11 @@
 //
 // It also watches the process tree: which PID holds which role (read from the worker's
 // environment), worker exits the fuzzer did not cause, RSS and CPU per process.
-import { readFileSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { startMailsift, type RunningServer } from '../servers.js';
-import { processTree } from '../proc-stats.js';
+import { processRole, processTree, sampleProcess, type ProcessRole } from '../proc-stats.js';
 import { formatKeypair, keypairFromSecret, type KexKeypair } from '../../src/crypto/keypair.js';
 import { send, type Target } from './send.js';
 
@@ -27,7 +26,7 @@ const LOG_LINES = 400;
 /** How long the fuzzer waits for the supervisor to replace a worker before giving up on the run. */
 const REPLACE_TIMEOUT_MS = 60_000;
 
-export type Role = 'supervisor' | 'normal' | 'controller' | 'fuzzy' | 'other';
+export type Role = ProcessRole;
 
 /**
  * The server's HTTPCrypt keypair. Fixed (derived from a constant, not the campaign seed) so a
@@ -58,36 +57,9 @@ export interface ProcSample {
   cpuMs: number;
 }
 
-function roleOf(pid: number, supervisor: number): Role {
-  if (pid === supervisor) return 'supervisor';
-  try {
-    const env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    const m = /(?:^|\0)MAILSIFT_WORKER_ROLE=([a-z]+)/.exec(env);
-    const r = m?.[1];
-    return r === 'normal' || r === 'controller' || r === 'fuzzy' ? r : 'other';
-  } catch {
-    return 'other';
-  }
-}
-
-const CLK_TCK = 100;
-
 export function readProc(pid: number, role: Role): ProcSample | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'latin1');
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(rest[11]) + Number(rest[12]);
-    return {
-      pid,
-      role,
-      rssKiB: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0),
-      hwmKiB: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0),
-      cpuMs: (ticks * 1000) / CLK_TCK,
-    };
-  } catch {
-    return undefined;
-  }
+  const s = sampleProcess(pid);
+  return s ? { ...s, role } : undefined;
 }
 
 export interface FuzzServerOptions {
@@ -174,7 +146,7 @@ export class FuzzServer {
   #look(): void {
     const sup = this.supervisorPid;
     const now = new Map<number, Role>();
-    for (const pid of processTree([sup])) now.set(pid, this.#known.get(pid) ?? roleOf(pid, sup));
+    for (const pid of processTree([sup])) now.set(pid, this.#known.get(pid) ?? processRole(pid, sup));
     for (const [pid, role] of this.#known) {
       if (now.has(pid)) continue;
       if (this.#killed.delete(pid)) continue;
