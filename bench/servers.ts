@@ -206,6 +206,16 @@ export async function startMailsift(repoRoot: string, workers: number, extra: Ma
   return { name: 'mailsift', scan, controller: `127.0.0.1:${controllerPort}`, pids: () => [child.pid!], stop };
 }
 
+/** Ctrl-C or SIGTERM stops the server (and its DNS stub) before exiting, instead of orphaning it. */
+export function stopOnSignal(stop: () => Promise<void>): void {
+  const handler = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`${signal}: stopping the server…\n`);
+    void stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+}
+
 function pidFile(name: string): number | undefined {
   try {
     const pid = Number(readFileSync(join(RSPAMD_STATE, 'run', `${name}.pid`), 'utf8').trim());

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { loadCorpus, shuffled } from './corpus.js';
 import { processRole, processTree, sampleProcess, type ProcessRole } from './proc-stats.js';
-import { startMailsift } from './servers.js';
+import { startMailsift, stopOnSignal } from './servers.js';
 import { LeanConnection, wireRequest } from './throughput.js';
 
 /** Order of the corpus: one fixed shuffle, so ham and spam arrive interleaved as an MTA sees them. */
@@ -62,6 +62,7 @@ async function main(): Promise<void> {
     },
     onOutput: (c) => { if (/"level":(50|60)|error|crash/i.test(c)) process.stderr.write(c); },
   });
+  stopOnSignal(() => server.stop());
   const supervisor = server.pids()[0]!;
   const wires = corpus.map((m) => wireRequest(server.scan, m.bytes));
   const start = processes(supervisor);

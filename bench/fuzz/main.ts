@@ -22,6 +22,7 @@ import { zstdDecompressBounded } from '../../src/http/zstd.js';
 import { Rng } from './rng.js';
 import { send, HANG_MS, type Outcome, type Target } from './send.js';
 import { FuzzServer, READ_PASSWORD, type Role } from './server.js';
+import { stopOnSignal } from '../servers.js';
 import { loadSeeds } from './seeds.js';
 import { knownBug } from './known.js';
 import { FindingStore, type Finding, type FindingKind } from './findings.js';
@@ -144,6 +145,7 @@ class Campaign {
   /** Inputs sent since the last memory sample (suspects of a jump). */
   #sinceSample: Array<{ surface: string; index: number; input: FuzzInput }> = [];
   #surface = '';
+  #lastSent: { surface: string; index: number; input: FuzzInput } | undefined;
 
   constructor(server: FuzzServer, o: Options, store: FindingStore, totalInputs: number) {
     this.#server = server;
@@ -190,7 +192,9 @@ class Campaign {
       const growthMiB = (s.rssKiB - b.rssKiB) / 1024;
       if (growthMiB > this.#o.memGrowthMb && !this.#memReported.has(s.pid)) {
         this.#memReported.add(s.pid);
-        const last = suspects[suspects.length - 1] ?? { surface: this.#surface, index: -1, input: { bytes: Buffer.alloc(0), port: 'scan' as Port, note: '' } };
+        // The input sent last before the jump (or before this sample, when nothing was sent in it).
+        const last = suspects[suspects.length - 1] ?? this.#lastSent;
+        if (!last) continue;
         log(`[memory] ${s.role} ${s.pid}: RSS ${(b.rssKiB / 1024).toFixed(0)} → ${(s.rssKiB / 1024).toFixed(0)} MiB after warm-up`);
         this.#record({
           surface: last.surface, seed: this.#o.seed, index: last.index, kind: 'memory', port: last.input.port, note: `${suspects.length} inputs in the last ${MEMORY_SAMPLE_MS} ms; the last one saved; ${last.input.note}`,
@@ -256,8 +260,8 @@ class Campaign {
     const cpuMs = this.#server.cpuMs(role) - cpu0;
     const exits = this.#server.exits(exitsBefore);
     this.#exitsSeen = this.#server.exitCount;
-    let hung = false;
-    if (outcome.kind === 'timeout') hung = (await this.killSpinning(role)) > 0 || true;
+    const hung = outcome.kind === 'timeout';
+    if (hung) await this.killSpinning(role);
     if (exits.length || hung) await this.#server.waitReady(this.#o.workers);
     return { outcome, cpuMs, exits, hung };
   }
@@ -291,7 +295,8 @@ class Campaign {
         if (this.#o.skipKnown && known === 'received-odd-whitespace') { count(stats.skipped, known); continue; }
         if (input.port === 'controller' && !isSafeForController(input.bytes, this.#ctx!)) { count(stats.skipped, 'unsafe-savemap'); continue; }
         this.#inFlight.set(index, { index, input, started: performance.now() });
-        this.#sinceSample.push({ surface: surface.name, index, input });
+        this.#lastSent = { surface: surface.name, index, input };
+        this.#sinceSample.push(this.#lastSent);
         const outcome = await send(this.target(input.port), input.bytes);
         this.#inFlight.delete(index);
         stats.sent++;
@@ -369,7 +374,7 @@ class Campaign {
       if (!kind) continue;
       if (kind === 'crash') confirmedCrash.add(s.index);
       stats.findings[kind] = (stats.findings[kind] ?? 0) + 1;
-      const exit = r.exits[0] ?? (kind === 'crash' ? undefined : undefined);
+      const exit = r.exits[0];
       const status = r.outcome.kind === 'reply' ? r.outcome.status : undefined;
       const key = kind === 'crash' ? (exit?.log.find((l) => /crash|heap|fatal/i.test(l)) ?? '').replace(/\d+/g, 'N').slice(0, 160) : kind === 'slow' ? s.input.note.split(' ').slice(0, 3).join(' ') : 'hang';
       this.#record({ ...base, kind, confirmed: true, ...(status !== undefined ? { status } : {}), timings, ...(exit ? { exit: { role: exit.role, pid: exit.pid, log: exit.log } } : {}) }, s.input.bytes, key);
@@ -432,6 +437,7 @@ async function replay(o: Options, root: string): Promise<number> {
   const kind = meta?.kind;
   log(`replaying ${basename(file)} (${bytes.length} bytes, ${kind ?? 'unknown kind'}, ${port} port)…`);
   const server = await FuzzServer.start({ root, workers: o.workers, heapMb: o.heapMb, echo: o.echo });
+  stopOnSignal(() => server.stop());
   try {
     const c = new Campaign(server, o, new FindingStore(o.out), 0);
     const hwm0 = server.samples().filter((s) => s.role === roleFor(port)).reduce((a, s) => a + s.hwmKiB, 0);
@@ -486,6 +492,7 @@ async function main(): Promise<void> {
   const seeds = await loadSeeds(root, o.corpus);
   log(`${seeds.messages.length} messages, ${seeds.scanRequests.length} recorded requests; starting the server (${o.workers} workers)…`);
   const server = await FuzzServer.start({ root, workers: o.workers, heapMb: o.heapMb, echo: o.echo });
+  stopOnSignal(() => server.stop());
   const store = new FindingStore(o.out);
   const rows: Array<[string, SurfaceStats]> = [];
   let campaign: Campaign | undefined;
@@ -511,7 +518,6 @@ async function main(): Promise<void> {
     if (mem.length) process.stdout.write(`memory per process:\n${mem.join('\n')}\n`);
     const saved = store.all.length ? `${store.all.length} findings (${store.saved} saved in ${resolve(o.out)})` : 'no findings';
     process.stdout.write(`${saved}\n`);
-    for (const f of store.all) if (f.kind !== 'memory' || true) { /* listed above as they came */ }
   }
   if (store.all.some((f) => f.confirmed && !f.known)) process.exitCode = 1;
 }

@@ -23,13 +23,16 @@ export const AWKWARD_STRINGS: readonly string[] = [
   '=?utf-8?B?w6k=?=', '=?utf-8?Q?=C3=A9?=', '=?x?B?', '=??=', '=?utf-8?B?!!!?=',
 ];
 
+/** Longest string mutateString makes by repetition. */
+const MAX_REPEATED_STRING = 1024 * 1024;
+
 export function mutateString(rng: Rng, s: string): string {
   switch (rng.int(8)) {
     case 0: return rng.pick(AWKWARD_STRINGS);
     case 1: { const i = rng.int(s.length + 1); return s.slice(0, i) + rng.pick(AWKWARD_STRINGS) + s.slice(i); }
     case 2: return s + rng.pick(AWKWARD_STRINGS).repeat(rng.count(2000));
     case 3: { const i = rng.int(s.length); return s.slice(0, i) + s.slice(i + rng.count(s.length)); }
-    case 4: return s.repeat(rng.count(500));
+    case 4: return s.repeat(Math.max(1, Math.min(rng.count(500), Math.floor(MAX_REPEATED_STRING / Math.max(1, s.length)))));
     case 5: { const i = rng.int(s.length + 1); return s.slice(0, i) + String.fromCharCode(rng.int(256)) + s.slice(i); }
     case 6: return s.toUpperCase();
     default: return s + rng.str(rng.count(100), 'abcAB09-_.:;,=@<>()"\\ \t');

@@ -12,8 +12,16 @@ function fnv1a(text: string): number {
   return h >>> 0;
 }
 
+/**
+ * Characters the generators of one input may produce in all. Generators nest (a MIME tree of
+ * parts holding messages holding trees, a header of 5 000 addresses copied 5 000 times), so
+ * without one budget for the whole input the product of their counts can reach gigabytes.
+ */
+export const GENERATION_BUDGET = 16 * 1024 * 1024;
+
 /** A small, fast, seedable generator (sfc32) with the helpers the mutators need. */
 export class Rng {
+  #budget = GENERATION_BUDGET;
   #a: number;
   #b: number;
   #c: number;
@@ -31,6 +39,12 @@ export class Rng {
   /** The generator of input `index` of `surface` in the campaign seeded with `seed`. */
   static forInput(seed: number, surface: string, index: number): Rng {
     return new Rng(seed, fnv1a(surface), index);
+  }
+
+  /** Takes `n` characters from the input's budget; false once it is spent (the caller stops adding). */
+  spend(n: number): boolean {
+    this.#budget -= n;
+    return this.#budget >= 0;
   }
 
   u32(): number {

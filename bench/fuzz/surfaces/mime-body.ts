@@ -34,7 +34,11 @@ export function url(rng: Rng): string {
 export function textWithUrls(rng: Rng): string {
   const n = rng.count(MAX_ITEMS);
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(rng.chance(0.5) ? url(rng) : rng.chance(0.5) ? `${rng.str(5)}@${hostname(rng)}` : rng.str(rng.range(1, 10)));
+  for (let i = 0; i < n; i++) {
+    const t = rng.chance(0.5) ? url(rng) : rng.chance(0.5) ? `${rng.str(5)}@${hostname(rng)}` : rng.str(rng.range(1, 10));
+    if (!rng.spend(t.length)) break;
+    out.push(t);
+  }
   return out.join(rng.chance(0.8) ? ' ' : rng.pick(['', '\n', '<', '>', '"', ',']));
 }
 
@@ -57,12 +61,12 @@ export function html(rng: Rng): string {
   const parts: string[] = ['<html><head><title>t</title></head><body>'];
   switch (rng.weighted<string>([[3, 'mixed'], [1, 'deep'], [1, 'links'], [1, 'raw'], [1, 'entities'], [1, 'comments']])) {
     case 'deep': { const d = rng.count(MAX_NESTING); const t = rng.pick(TAGS); parts.push(`<${t}>`.repeat(d), 'x', rng.chance(0.5) ? `</${t}>`.repeat(d) : ''); break; }
-    case 'links': for (let n = rng.count(MAX_ITEMS); n > 0; n--) parts.push(`<a href="${url(rng)}">${rng.chance(0.5) ? url(rng) : rng.str(5)}</a>`); break;
+    case 'links': for (let n = rng.count(MAX_ITEMS); n > 0 && rng.spend(100); n--) parts.push(`<a href="${url(rng)}">${rng.chance(0.5) ? url(rng) : rng.str(5)}</a>`); break;
     case 'raw': parts.push(`<${rng.pick(['script', 'style', 'textarea', 'title', 'xmp', 'noscript'])}>`, rng.str(rng.count(10_000), 'a<>/ '), rng.chance(0.5) ? '</script>' : ''); break;
-    case 'entities': for (let n = rng.count(MAX_ITEMS); n > 0; n--) parts.push(rng.pick(['&amp;', '&#x10FFFF;', '&#99999999999;', '&#0;', '&nbsp', '&', '&#x;', '&lt', '&zwnj;', '&#xD800;', '&notanentity;'])); break;
+    case 'entities': for (let n = rng.count(MAX_ITEMS); n > 0 && rng.spend(10); n--) parts.push(rng.pick(['&amp;', '&#x10FFFF;', '&#99999999999;', '&#0;', '&nbsp', '&', '&#x;', '&lt', '&zwnj;', '&#xD800;', '&notanentity;'])); break;
     case 'comments': parts.push(rng.pick(['<!--', '<!-- -- -->', '<!--->', '<![CDATA[', '<!DOCTYPE', '<?xml', '</', '<a', '<a href="']).repeat(rng.count(5000))); break;
     default:
-      for (let n = rng.count(2000); n > 0; n--) {
+      for (let n = rng.count(2000); n > 0 && rng.spend(80); n--) {
         const t = rng.pick(TAGS);
         let a = '';
         for (let k = rng.int(4); k > 0; k--) a += attr(rng);
@@ -83,7 +87,7 @@ export function zip(rng: Rng, depth = 0): Buffer {
   const locals: Buffer[] = [];
   const central: Buffer[] = [];
   let offset = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < n && rng.spend(200); i++) {
     const nameText = rng.pick(['doc.pdf', 'invoice.exe', 'a.js', 'x.scr', 'readme.txt.exe', 'inner.zip', '../../evil.sh', 'é.doc', 'x'.repeat(rng.count(60_000)), `${i}.vbs`, '', 'dir/']);
     const name = Buffer.from(nameText, 'utf8');
     const data = depth < 3 && nameText.endsWith('.zip') && rng.chance(0.5) ? zip(rng, depth + 1) : rng.bytes(rng.count(100));
@@ -191,6 +195,7 @@ export function mimeTree(rng: Rng, messages: readonly Buffer[], depth = 0): Part
   const parts: string[] = [];
   for (let i = 0; i < n; i++) {
     const p = depth < 6 && rng.chance(0.3) ? mimeTree(rng, messages, depth + 1) : leaf(rng, messages, depth);
+    if (!rng.spend(p.body.length + 100)) break;
     parts.push(`--${boundary}\r\nContent-Type: ${p.contentType}\r\n${p.headers.map((h) => `${h}\r\n`).join('')}\r\n${p.body}\r\n`);
   }
   const close = rng.chance(0.9) ? `--${boundary}--\r\n` : rng.pick(['', `--${boundary}`, `--${boundary}--`.repeat(rng.count(1000))]);

@@ -40,7 +40,11 @@ export function encodedWord(rng: Rng): string {
 export function encodedWords(rng: Rng): string {
   const n = rng.count(5000);
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(rng.chance(0.8) ? encodedWord(rng) : rng.str(rng.range(1, 8)));
+  for (let i = 0; i < n; i++) {
+    const w = rng.chance(0.8) ? encodedWord(rng) : rng.str(rng.range(1, 8));
+    if (!rng.spend(w.length)) break;
+    out.push(w);
+  }
   return out.join(rng.chance(0.8) ? ' ' : rng.pick(['', '\r\n ', '  ']));
 }
 
@@ -62,8 +66,9 @@ export function addressList(rng: Rng): string {
   const n = rng.count(5000);
   const items: string[] = [];
   for (let i = 0; i < n; i++) {
-    if (rng.chance(0.05)) items.push(`${rng.pick(['undisclosed-recipients', 'group', ''])}:${rng.chance(0.5) ? '' : `${mailbox(rng)}, ${mailbox(rng)}`};`);
-    else items.push(mailbox(rng));
+    const item = rng.chance(0.05) ? `${rng.pick(['undisclosed-recipients', 'group', ''])}:${rng.chance(0.5) ? '' : `${mailbox(rng)}, ${mailbox(rng)}`};` : mailbox(rng);
+    if (!rng.spend(item.length)) break;
+    items.push(item);
   }
   return items.join(rng.chance(0.9) ? ', ' : rng.pick([',', ';', ',\r\n ', ' ', ',,']));
 }
@@ -129,15 +134,18 @@ export function arcSet(rng: Rng, i: number): Array<[string, string]> {
 export function authResults(rng: Rng): string {
   const n = rng.count(500);
   const items = [hostname(rng)];
-  for (let k = 0; k < n; k++) {
+  for (let k = 0; k < n && rng.spend(60); k++) {
     items.push(`${rng.pick(['spf', 'dkim', 'dmarc', 'arc', 'auth', 'iprev', 'x'])}=${rng.pick(['pass', 'fail', 'none', 'softfail', 'neutral', 'temperror', 'permerror'])} ${rng.pick([`smtp.mailfrom=${address(rng)}`, `header.d=${hostname(rng)}`, `header.from=${hostname(rng)}`, comment(rng), ''])}`);
   }
   return items.join('; ');
 }
 
+/** Longest Content-Type value built (parameters are added until it is this long). */
+const MAX_PARAMS_TEXT = 1024 * 1024;
+
 export function contentTypeParams(rng: Rng, base: string): string {
   let v = base;
-  for (let n = rng.count(3000); n > 0; n--) {
+  for (let n = rng.count(3000); n > 0 && v.length < MAX_PARAMS_TEXT; n--) {
     switch (rng.int(7)) {
       case 0: v += `; charset=${rng.pick(CHARSETS)}`; break;
       case 1: v += `; boundary=${rng.pick(['"b1"', 'b1', '""', `"${'-'.repeat(rng.count(5000))}"`, '"=_x"', 'x y'])}`; break;

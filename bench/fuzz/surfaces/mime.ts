@@ -58,6 +58,7 @@ function mutateStructure(rng: Rng, m: Message, messages: readonly Buffer[], note
     switch (what) {
       case 'insert': {
         const hs = generatedHeader(rng).map(([k, v]): [string, string] => [k, ` ${bin(v)}`]);
+        if (!rng.spend(hs.reduce((a, [k, v]) => a + k.length + v.length, 0))) break;
         m.headers.splice(rng.chance(0.5) ? 0 : rng.int(m.headers.length + 1), 0, ...hs);
         notes.add(hs[0]![0]);
         break;
@@ -65,7 +66,9 @@ function mutateStructure(rng: Rng, m: Message, messages: readonly Buffer[], note
       case 'dup': {
         const i = headerIndex(m, rng, rng.chance(0.5) ? /^(received|dkim-signature|arc-|from|to|cc|subject|content-type|message-id)/i : undefined);
         if (i < 0) break;
-        const copies = rng.count(MAX_DUPLICATES);
+        const size = m.headers[i]![0].length + m.headers[i]![1].length + 2;
+        const copies = Math.min(rng.count(MAX_DUPLICATES), Math.floor(MAX_INPUT_BYTES / size));
+        if (copies < 1 || !rng.spend(copies * size)) break;
         notes.add(`${m.headers[i]![0]}x${copies}`);
         m.headers.splice(i, 0, ...Array.from({ length: copies }, () => [m.headers[i]![0], m.headers[i]![1]] as [string, string]));
         break;
@@ -104,7 +107,13 @@ function mutateStructure(rng: Rng, m: Message, messages: readonly Buffer[], note
       case 'received-chain': {
         const n = rng.count(MAX_DUPLICATES);
         notes.add(`received:${n}`);
-        for (let i = 0; i < n; i++) m.headers.unshift(['Received', ` ${bin(received(rng))}`]);
+        const chain: Array<[string, string]> = [];
+        for (let i = 0; i < n; i++) {
+          const v = ` ${bin(received(rng))}`;
+          if (!rng.spend(v.length)) break;
+          chain.push(['Received', v]);
+        }
+        m.headers.unshift(...chain);
         break;
       }
       default: m.body = bin(mutateString(rng, m.body.slice(0, 20_000)));
