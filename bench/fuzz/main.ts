@@ -12,7 +12,8 @@
 //   slow    a scan whose reply says it took over --slow-ms of server time (time_real),
 //           confirmed when re-sent alone by the CPU the workers spent on it;
 //   5xx     a 5xx reply the surface does not allow (Surface.expected5xx);
-//   memory  a process whose RSS grew more than --mem-growth-mb above its level after warm-up.
+//   memory  a process whose RSS stayed more than --mem-growth-mb above its level after warm-up
+//           for 10 s (a moment above it is one large input, not growth).
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +39,11 @@ import { mimeSurface } from './surfaces/mime.js';
 const SURFACES = ['v2', 'chunked', 'v3', 'zstd', 'httpcrypt', 'controller', 'mime'] as const;
 /** How often RSS is sampled for the memory check. */
 const MEMORY_SAMPLE_MS = 2_000;
+/**
+ * Samples in a row a process must stay above its baseline + --mem-growth-mb before it is a
+ * finding: one large input (a 50 MB body) lifts RSS for a moment, and that is not growth.
+ */
+const SUSTAINED_SAMPLES = 5;
 /** A process must have lived this long before its RSS counts as a baseline (its own warm-up). */
 const MEMORY_SETTLE_MS = 15_000;
 /** Inputs of each kind re-sent alone per surface to confirm a crash, hang or slow scan; the rest are counted. */
@@ -140,6 +146,8 @@ class Campaign {
   readonly #warmupInputs: number;
   #baselines = new Map<number, { role: Role; rssKiB: number }>();
   #memReported = new Set<number>();
+  /** pid → samples in a row above the threshold. */
+  #memAbove = new Map<number, number>();
   #memTimer: NodeJS.Timeout | undefined;
   #firstSeen = new Map<number, number>();
   /** Inputs sent since the last memory sample (suspects of a jump). */
@@ -190,12 +198,14 @@ class Campaign {
         continue;
       }
       const growthMiB = (s.rssKiB - b.rssKiB) / 1024;
-      if (growthMiB > this.#o.memGrowthMb && !this.#memReported.has(s.pid)) {
+      const above = growthMiB > this.#o.memGrowthMb ? (this.#memAbove.get(s.pid) ?? 0) + 1 : 0;
+      this.#memAbove.set(s.pid, above);
+      if (above >= SUSTAINED_SAMPLES && !this.#memReported.has(s.pid)) {
         this.#memReported.add(s.pid);
         // The input sent last before the jump (or before this sample, when nothing was sent in it).
         const last = suspects[suspects.length - 1] ?? this.#lastSent;
         if (!last) continue;
-        log(`[memory] ${s.role} ${s.pid}: RSS ${(b.rssKiB / 1024).toFixed(0)} → ${(s.rssKiB / 1024).toFixed(0)} MiB after warm-up`);
+        log(`[memory] ${s.role} ${s.pid}: RSS ${(b.rssKiB / 1024).toFixed(0)} → ${(s.rssKiB / 1024).toFixed(0)} MiB after warm-up, for ${(SUSTAINED_SAMPLES * MEMORY_SAMPLE_MS) / 1000} s`);
         this.#record({
           surface: last.surface, seed: this.#o.seed, index: last.index, kind: 'memory', port: last.input.port, note: `${suspects.length} inputs in the last ${MEMORY_SAMPLE_MS} ms; the last one saved; ${last.input.note}`,
           confirmed: false, timings: {}, memory: { role: s.role, pid: s.pid, baselineMiB: b.rssKiB / 1024, nowMiB: s.rssKiB / 1024 }, bytes: last.input.bytes.length, date: new Date().toISOString(),
@@ -354,6 +364,7 @@ class Campaign {
   /** Re-sends each suspect alone (up to MAX_CONFIRMATIONS per kind) and records what it really does. */
   async #confirm(surface: Surface, suspects: Suspect[], stats: SurfaceStats): Promise<void> {
     const tried: Record<string, number> = {};
+    const confirmed: Record<string, number> = {};
     const confirmedCrash = new Set<number>();
     for (const s of suspects) {
       tried[s.kind] = (tried[s.kind] ?? 0) + 1;
@@ -373,12 +384,14 @@ class Campaign {
       else if (r.cpuMs > this.#o.slowMs) kind = 'slow';
       if (!kind) continue;
       if (kind === 'crash') confirmedCrash.add(s.index);
+      confirmed[s.kind] = (confirmed[s.kind] ?? 0) + 1;
       stats.findings[kind] = (stats.findings[kind] ?? 0) + 1;
       const exit = r.exits[0];
       const status = r.outcome.kind === 'reply' ? r.outcome.status : undefined;
       const key = kind === 'crash' ? (exit?.log.find((l) => /crash|heap|fatal/i.test(l)) ?? '').replace(/\d+/g, 'N').slice(0, 160) : kind === 'slow' ? s.input.note.split(' ').slice(0, 3).join(' ') : 'hang';
       this.#record({ ...base, kind, confirmed: true, ...(status !== undefined ? { status } : {}), timings, ...(exit ? { exit: { role: exit.role, pid: exit.pid, log: exit.log } } : {}) }, s.input.bytes, key);
     }
+    if (suspects.length) log(`[${surface.name}] re-sent alone: ${Object.entries(tried).map(([k, n]) => `${k} ${Math.min(n, MAX_CONFIRMATIONS)} (confirmed ${confirmed[k] ?? 0})`).join(', ')}`);
     // Exits that no suspect reproduced alone: recorded unconfirmed, with every suspect's bytes.
     const crashes = suspects.filter((s) => s.kind === 'crash');
     if (crashes.length && confirmedCrash.size === 0) {
