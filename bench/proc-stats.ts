@@ -107,3 +107,45 @@ export class RssSampler {
     return this.peak;
   }
 }
+
+/** What a mailsift process is: the supervisor, or the role its supervisor forked it for. */
+export type ProcessRole = 'supervisor' | 'normal' | 'controller' | 'fuzzy' | 'other';
+
+/** The role of `pid` in the tree under `supervisor`, read from the worker's environment (MAILSIFT_WORKER_ROLE). */
+export function processRole(pid: number, supervisor: number): ProcessRole {
+  if (pid === supervisor) return 'supervisor';
+  try {
+    const m = /(?:^|\0)MAILSIFT_WORKER_ROLE=([a-z]+)/.exec(readFileSync(`/proc/${pid}/environ`, 'latin1'));
+    const r = m?.[1];
+    return r === 'normal' || r === 'controller' || r === 'fuzzy' ? r : 'other';
+  } catch {
+    return 'other';
+  }
+}
+
+export interface ProcessSample {
+  pid: number;
+  /** Resident set size (VmRSS), KiB. */
+  rssKiB: number;
+  /** Peak resident set size so far (VmHWM), KiB. */
+  hwmKiB: number;
+  /** utime + stime, ms. */
+  cpuMs: number;
+}
+
+/** RSS, peak RSS and CPU of one process; undefined once it has exited. */
+export function sampleProcess(pid: number): ProcessSample | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'latin1');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return {
+      pid,
+      rssKiB: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0),
+      hwmKiB: Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0),
+      cpuMs: ((Number(rest[11]) + Number(rest[12])) * 1000) / CLK_TCK,
+    };
+  } catch {
+    return undefined;
+  }
+}

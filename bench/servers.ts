@@ -29,6 +29,8 @@ export interface RunningServer {
   name: string;
   /** host:port of the scan worker. */
   scan: string;
+  /** host:port of the controller (mailsift only). */
+  controller?: string;
   /** Roots of the process trees whose CPU and memory count for this server. */
   pids(): number[];
   stop(): Promise<void>;
@@ -117,7 +119,7 @@ async function startNxdomainStub(): Promise<DnsStub> {
 }
 
 /** The part of mailsift.yaml the benchmark rewrites; everything else is kept as shipped. */
-interface BenchConf {
+export interface BenchConf {
   workers?: { normal?: Record<string, unknown>; controller?: Record<string, unknown>; [k: string]: unknown };
   [k: string]: unknown;
 }
@@ -133,8 +135,18 @@ function mailsiftCommand(repoRoot: string): string[] {
   return ['--import', 'tsx', join(repoRoot, 'src', 'cli', 'mailsift.ts')];
 }
 
+/** What the fuzzer and the soak script change in the benchmark's server. */
+export interface MailsiftStartOptions {
+  /** Edits the configuration after the ports and the DNS stub are set, before it is written. */
+  patchConf?: (conf: BenchConf, confDir: string) => void | Promise<void>;
+  /** Extra node flags for the server's processes (cluster workers inherit them). */
+  nodeArgs?: string[];
+  /** Every chunk the server writes to stdout or stderr. */
+  onOutput?: (chunk: string) => void;
+}
+
 /** Start `mailsift serve` with `workers` normal workers on free loopback ports. */
-export async function startMailsift(repoRoot: string, workers: number): Promise<RunningServer> {
+export async function startMailsift(repoRoot: string, workers: number, extra: MailsiftStartOptions = {}): Promise<RunningServer> {
   const confDir = await mkdtemp(join(tmpdir(), 'mailsift-bench-'));
   await cp(join(repoRoot, 'conf'), confDir, { recursive: true });
   const mainFile = join(confDir, 'mailsift.yaml');
@@ -150,17 +162,21 @@ export async function startMailsift(repoRoot: string, workers: number): Promise<
   // so DNS-based rules fail fast the same way for both filters (and nothing leaves the machine).
   const dns = await startNxdomainStub();
   conf.dns = { ...((conf.dns as Record<string, unknown> | undefined) ?? {}), nameserver: [dns.address] };
+  await extra.patchConf?.(conf, confDir);
   await writeFile(mainFile, stringifyYaml(conf));
   let output = '';
   // BENCH_NODE_ARGS: extra node flags for the server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   // to profile it; cluster workers inherit them), which NODE_OPTIONS does not allow for all flags.
-  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const nodeArgs = [...(extra.nodeArgs ?? []), ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
   const child = spawn(process.execPath, [...nodeArgs, ...mailsiftCommand(repoRoot), 'serve', '-c', confDir], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
-  const keep = (c: Buffer): void => { output = (output + c.toString()).slice(-8000); };
+  const keep = (c: Buffer): void => {
+    output = (output + c.toString()).slice(-8000);
+    extra.onOutput?.(c.toString());
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   // BENCH_SERVER_OUTPUT: also copy the server's whole output to this file (e.g. with --trace-gc).
@@ -187,7 +203,17 @@ export async function startMailsift(repoRoot: string, workers: number): Promise<
     await stop();
     throw e;
   }
-  return { name: 'mailsift', scan, pids: () => [child.pid!], stop };
+  return { name: 'mailsift', scan, controller: `127.0.0.1:${controllerPort}`, pids: () => [child.pid!], stop };
+}
+
+/** Ctrl-C or SIGTERM stops the server (and its DNS stub) before exiting, instead of orphaning it. */
+export function stopOnSignal(stop: () => Promise<void>): void {
+  const handler = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`${signal}: stopping the server…\n`);
+    void stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
 }
 
 function pidFile(name: string): number | undefined {

@@ -81,7 +81,7 @@ function percentile(sorted: number[], p: number): number {
  */
 interface Waiter { resolve: (body: Buffer) => void; reject: (e: Error) => void }
 
-class LeanConnection {
+export class LeanConnection {
   readonly #host: string;
   readonly #port: number;
   #sock: net.Socket | undefined;
@@ -156,7 +156,7 @@ class LeanConnection {
 }
 
 /** A /checkv2 request exactly as sent (no body block, like `rspamc` without flags). */
-function wireRequest(server: string, message: Buffer): Buffer {
+export function wireRequest(server: string, message: Buffer): Buffer {
   const head = `POST /checkv2 HTTP/1.1\r\nHost: ${server}\r\nConnection: keep-alive\r\nContent-Type: text/plain\r\nContent-Length: ${message.length}\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), message]);
 }

@@ -1,0 +1,225 @@
+// The server under fuzz: `mailsift serve` as the benchmark starts it (bench/servers.ts: shipped
+// conf/, free loopback ports, the NXDOMAIN DNS stub so no lookup leaves the machine), changed
+// only where the fuzzer needs it: a private data_dir inside its temporary conf dir (saves,
+// learns and maps written by fuzzed controller requests land there and are deleted with it),
+// controller passwords, a fixed HTTPCrypt keypair, a zstd input dictionary, and a bounded heap
+// so a runaway worker ends in a crash the fuzzer sees instead of gigabytes of swap.
+//
+// It also watches the process tree: which PID holds which role (read from the worker's
+// environment), worker exits the fuzzer did not cause, RSS and CPU per process.
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { startMailsift, type RunningServer } from '../servers.js';
+import { processRole, processTree, sampleProcess, type ProcessRole } from '../proc-stats.js';
+import { formatKeypair, keypairFromSecret, type KexKeypair } from '../../src/crypto/keypair.js';
+import { send, type Target } from './send.js';
+
+export const READ_PASSWORD = 'fuzz-read';
+export const ENABLE_PASSWORD = 'fuzz-enable';
+/** Id stored in bench/fuzz/zstd.dict (trained with `zstd --train --dictID=4242` on the fixtures' messages). */
+export const DICTIONARY_ID = 4242;
+/** How often the process tree is listed to notice a worker that exited. */
+const WATCH_MS = 250;
+/** Log lines kept to explain a crash. */
+const LOG_LINES = 400;
+/** How long the fuzzer waits for the supervisor to replace a worker before giving up on the run. */
+const REPLACE_TIMEOUT_MS = 60_000;
+
+export type Role = ProcessRole;
+
+/**
+ * The server's HTTPCrypt keypair. Fixed (derived from a constant, not the campaign seed) so a
+ * saved encrypted finding replays against any later fuzz server.
+ */
+export function fuzzServerKeypair(): KexKeypair {
+  const sk = new Uint8Array(createHash('sha256').update('mailsift fuzz server key').digest());
+  sk[0]! &= 248;
+  sk[31]! &= 127;
+  sk[31]! |= 64;
+  return keypairFromSecret(sk);
+}
+
+export interface WorkerExit {
+  pid: number;
+  role: Role;
+  at: number;
+  /** Server log lines that mention the PID or a crash, from just before the exit was noticed. */
+  log: string[];
+}
+
+export interface ProcSample {
+  pid: number;
+  role: Role;
+  rssKiB: number;
+  /** Peak RSS (VmHWM) of the process so far. */
+  hwmKiB: number;
+  cpuMs: number;
+}
+
+export function readProc(pid: number, role: Role): ProcSample | undefined {
+  const s = sampleProcess(pid);
+  return s ? { ...s, role } : undefined;
+}
+
+export interface FuzzServerOptions {
+  root: string;
+  workers: number;
+  /** V8 old-space limit of every server process, MiB. */
+  heapMb: number;
+  /** Copy the server's output to stderr. */
+  echo?: boolean;
+}
+
+export class FuzzServer {
+  readonly scan: Target;
+  readonly controller: Target;
+  readonly #server: RunningServer;
+  readonly #log: string[];
+  /** pid → role of the processes seen alive at the last look. */
+  #known = new Map<number, Role>();
+  /** Processes the fuzzer killed itself: their exit is not a crash. */
+  readonly #killed = new Set<number>();
+  readonly #exits: WorkerExit[] = [];
+  readonly #timer: NodeJS.Timeout;
+  /** The server's temporary configuration directory (its data_dir is inside). */
+  readonly confDir: string;
+
+  private constructor(server: RunningServer, log: string[], confDir: string) {
+    this.#server = server;
+    this.confDir = confDir;
+    this.#log = log;
+    const [sh, sp] = server.scan.split(':');
+    const [ch, cp] = server.controller!.split(':');
+    this.scan = { host: sh!, port: Number(sp) };
+    this.controller = { host: ch!, port: Number(cp) };
+    this.#look();
+    this.#timer = setInterval(() => this.#look(), WATCH_MS);
+    this.#timer.unref();
+  }
+
+  static async start(o: FuzzServerOptions): Promise<FuzzServer> {
+    const log: string[] = [];
+    let partial = '';
+    const kp = formatKeypair(fuzzServerKeypair());
+    let dir = '';
+    const server = await startMailsift(o.root, o.workers, {
+      nodeArgs: [`--max-old-space-size=${o.heapMb}`],
+      onOutput: (chunk) => {
+        if (o.echo) process.stderr.write(chunk);
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop() ?? '';
+        for (const l of lines) {
+          log.push(l.length > 2000 ? `${l.slice(0, 2000)}…` : l);
+          if (log.length > LOG_LINES) log.shift();
+        }
+      },
+      patchConf: async (conf, confDir) => {
+        dir = confDir;
+        conf.data_dir = join(confDir, 'data');
+        conf.logging = { level: 'warn', format: 'json' };
+        await copyFile(join(o.root, 'bench', 'fuzz', 'zstd.dict'), join(confDir, 'fuzz.dict'));
+        const keypair = { pubkey: kp.pubkey, privkey: kp.privkey };
+        conf.workers = {
+          ...conf.workers,
+          normal: { ...conf.workers?.normal, keypair, zstd_input_dictionary: 'fuzz.dict' },
+          // The throttle is off: mutated passwords would otherwise lock the fuzzer out of
+          // every route for a minute at a time.
+          controller: { ...conf.workers?.controller, keypair, password: READ_PASSWORD, enable_password: ENABLE_PASSWORD, auth_fail_limit: 0 },
+        };
+      },
+    });
+    const fs = new FuzzServer(server, log, dir);
+    try {
+      await fs.waitReady();
+    } catch (e) {
+      await fs.stop();
+      throw e;
+    }
+    return fs;
+  }
+
+  get supervisorPid(): number {
+    return this.#server.pids()[0]!;
+  }
+
+  #look(): void {
+    const sup = this.supervisorPid;
+    const now = new Map<number, Role>();
+    for (const pid of processTree([sup])) now.set(pid, this.#known.get(pid) ?? processRole(pid, sup));
+    for (const [pid, role] of this.#known) {
+      if (now.has(pid)) continue;
+      if (this.#killed.delete(pid)) continue;
+      const needle = String(pid);
+      const log = this.#log.filter((l) => l.includes(needle) || /crash|heap|fatal|uncaught/i.test(l)).slice(-20);
+      this.#exits.push({ pid, role, at: Date.now(), log });
+    }
+    this.#known = now;
+  }
+
+  /** Worker exits not caused by the fuzzer, oldest first; `from` skips the ones already seen. */
+  exits(from = 0): WorkerExit[] {
+    this.#look();
+    return this.#exits.slice(from);
+  }
+
+  get exitCount(): number {
+    this.#look();
+    return this.#exits.length;
+  }
+
+  processes(): Array<{ pid: number; role: Role }> {
+    this.#look();
+    return [...this.#known].map(([pid, role]) => ({ pid, role }));
+  }
+
+  samples(): ProcSample[] {
+    return this.processes().map((p) => readProc(p.pid, p.role)).filter((s): s is ProcSample => s !== undefined);
+  }
+
+  pidsOf(role: Role): number[] {
+    return this.processes().filter((p) => p.role === role).map((p) => p.pid);
+  }
+
+  /** CPU ms used so far by the processes of `role`. */
+  cpuMs(role: Role): number {
+    let sum = 0;
+    for (const pid of this.pidsOf(role)) sum += readProc(pid, role)?.cpuMs ?? 0;
+    return sum;
+  }
+
+  kill(pid: number): void {
+    this.#killed.add(pid);
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      this.#killed.delete(pid);
+    }
+  }
+
+  /** Resolves when every worker slot is filled and both ports answer /ping. */
+  async waitReady(workers = 2): Promise<void> {
+    const deadline = Date.now() + REPLACE_TIMEOUT_MS;
+    const ping = Buffer.from('GET /ping HTTP/1.0\r\n\r\n');
+    for (;;) {
+      const normal = this.pidsOf('normal').length;
+      const ctl = this.pidsOf('controller').length;
+      if (normal >= workers && ctl >= 1) {
+        const a = await send(this.scan, ping, 2000);
+        const b = await send(this.controller, ping, 2000);
+        if (a.kind === 'reply' && a.status === 200 && b.kind === 'reply' && b.status === 200) return;
+      }
+      if (Date.now() > deadline) throw new Error(`the server did not come back within ${REPLACE_TIMEOUT_MS} ms (normal workers ${normal}, controller ${ctl}):\n${this.#log.slice(-20).join('\n')}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  logTail(n: number): string[] {
+    return this.#log.slice(-n);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#server.stop();
+  }
+}
