@@ -4,8 +4,9 @@
 // never another exception, and never a silently truncated or inflated-without-bound body.
 // Valid replies round-trip. Run counts and seed: test/helpers/property.ts.
 
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import fc from 'fast-check';
 import { encode as msgpackEncode } from '@msgpack/msgpack';
 import { decodeReply, errorText, type ReplyHeaders } from '../../src/client/reply.js';
@@ -13,6 +14,9 @@ import { buildMultipart, parseMultipart } from '../../src/client/multipart.js';
 import { CLIENT_ERROR_CODES } from '../../src/client/errors.js';
 import { zstdCompress as serverZstd } from '../../src/http/zstd.js';
 import { zstdDecompress } from '../../src/client/zstd.js';
+import { parseServer, ScanClient } from '../../src/client/scan-client.js';
+import { sendEncrypted } from '../../src/client/encrypted.js';
+import { generateKeypair } from '../../src/crypto/keypair.js';
 import { fcParams, mutated, noisyBytes } from '../helpers/property.js';
 
 /** Runs `fn`; a throw must be a ScanClientError (matched on its code). */
@@ -162,5 +166,94 @@ describe('scan reply decoding', () => {
     assert.ok(zeros.length < 64 * 1024);
     assert.throws(() => zstdDecompress(zeros, 1024 * 1024), { code: CLIENT_ERROR_CODES.BAD_REPLY });
     assert.equal(zstdDecompress(serverZstd(Buffer.from('ok'))).toString(), 'ok');
+  });
+});
+
+describe('replies from a misbehaving server, over a socket', () => {
+  /** Answers every connection with the next queued bytes (after the request head is in), then closes. */
+  let server: net.Server;
+  let port = 0;
+  let next: { bytes: Buffer; close: boolean } = { bytes: Buffer.alloc(0), close: true };
+  before(async () => {
+    server = net.createServer((sock) => {
+      const answer = next;
+      let seen = Buffer.alloc(0);
+      sock.on('data', (d: Buffer) => {
+        const first = seen.length === 0 || !seen.includes('\r\n\r\n');
+        seen = Buffer.concat([seen, d]);
+        if (first && seen.includes('\r\n\r\n')) {
+          sock.write(answer.bytes);
+          if (answer.close) sock.end();
+        }
+      });
+      sock.on('error', () => sock.destroy());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as net.AddressInfo).port;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  const serverKey = generateKeypair().publicKey;
+  /** Short: a reply that never completes on an open connection ends in the client's time-out. */
+  const CLIENT_TIMEOUT_MS = 800;
+  /** Most replies end with a close; some leave the connection open. */
+  const closeAfterArb = fc.integer({ min: 0, max: 4 }).map((n) => n > 0);
+  const replyBytes = fc.oneof(
+    noisyBytes(300),
+    replyArb.map((c) => {
+      const head = Object.entries(c.headers).map(([k, v]) => `${k}: ${String(v)}\r\n`).join('');
+      return Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${c.body.length}\r\n${head}\r\n`), c.body]);
+    }),
+  );
+
+  it('the scan client resolves with a reply or rejects with a ScanClientError, within its time-out', async () => {
+    const client = new ScanClient({ server: `127.0.0.1:${port}`, timeoutMs: CLIENT_TIMEOUT_MS, keepAlive: false });
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(replyBytes, mutated(replyBytes, 4)), closeAfterArb, async (bytes, closeAfter) => {
+          next = { bytes, close: closeAfter };
+          const started = Date.now();
+          try {
+            await client.scan(Buffer.from('Subject: x\r\n\r\nhi\r\n'));
+          } catch (err) {
+            const code = (err as { code?: unknown }).code;
+            assert.ok(typeof code === 'string' && code.startsWith('MAILSIFT_CLIENT_'), `not a ScanClientError: ${(err as Error)?.stack ?? String(err)}`);
+          }
+          assert.ok(Date.now() - started < CLIENT_TIMEOUT_MS + 5000, 'the client outlived its time-out');
+        }),
+        fcParams(30),
+      );
+    } finally {
+      client.close();
+    }
+  });
+
+  it('the encrypted exchange resolves or rejects with a ScanClientError, within its time-out', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(replyBytes, mutated(replyBytes, 4)), closeAfterArb, async (bytes, closeAfter) => {
+        next = { bytes, close: closeAfter };
+        try {
+          await sendEncrypted({ host: '127.0.0.1', port }, serverKey, { method: 'POST', path: '/checkv2', headers: [], body: Buffer.from('x') }, { timeoutMs: CLIENT_TIMEOUT_MS, maxReplyBytes: 1 << 20 });
+        } catch (err) {
+          const code = (err as { code?: unknown }).code;
+          assert.ok(typeof code === 'string' && code.startsWith('MAILSIFT_CLIENT_'), `not a ScanClientError: ${(err as Error)?.stack ?? String(err)}`);
+        }
+      }),
+      fcParams(20),
+    );
+  });
+
+  it('parseServer reads any -h value or refuses it with BAD_REQUEST', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 40, unit: 'binary' }), fc.tuple(fc.oneof(fc.ipV4(), fc.ipV6().map((a) => `[${a}]`), fc.domain()), fc.option(fc.integer({ min: -1, max: 70000 }))).map(([h, p]) => (p === null ? h : `${h}:${p}`))), (spec) => {
+        try {
+          const a = parseServer(spec);
+          assert.ok(a.socketPath !== undefined || (Number.isInteger(a.port) && a.port! > 0 && a.port! <= 65535));
+        } catch (err) {
+          assert.equal((err as { code?: unknown }).code, CLIENT_ERROR_CODES.BAD_REQUEST);
+        }
+      }),
+      fcParams(300),
+    );
   });
 });
