@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { encode as msgpackEncode } from '@msgpack/msgpack';
 import { zstdCompress } from '../../src/http/zstd.js';
+import { createTransport } from '../../src/http/server.js';
 import { buildMultipart } from '../../src/client/multipart.js';
 import { SCAN_FLAGS } from '../../src/plugin-api/scan-types.js';
 import { FIXTURES, startRealWorker, type CapturingLog } from '../protocol/harness.js';
@@ -94,7 +95,13 @@ const legacyRequestArb = fc
   .tuple(fc.constantFrom('CHECK RSPAMC/1.3', 'SYMBOLS SPAMC/1.2', 'PROCESS SPAMC/1.2', 'CHECK SPAMC/1.5'), fc.constantFrom(...MESSAGES), fc.array(headerArb, { maxLength: 3 }))
   .map(([line, m, headers]) => Buffer.concat([Buffer.from(`${line}\r\nContent-length: ${m.length}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`, 'utf8'), m]));
 
+/** Many requests answered at once, pipelined in one write (they used to recurse once per request). */
+const floodArb = fc
+  .tuple(fc.constantFrom('GET /ping HTTP/1.1\r\n\r\n', 'GET /nope HTTP/1.1\r\n\r\n', 'HEAD /ping HTTP/1.1\r\n\r\n', '\r\n'), fc.integer({ min: 100, max: 8000 }), fc.option(httpRequestArb, { nil: undefined }))
+  .map(([one, n, tail]) => Buffer.concat([Buffer.from(one.repeat(n)), tail ?? Buffer.alloc(0)]));
+
 const streamArb = fc.oneof(
+  { weight: 1, arbitrary: floodArb },
   { weight: 3, arbitrary: httpRequestArb },
   { weight: 4, arbitrary: mutated(httpRequestArb, 4) },
   { weight: 1, arbitrary: fc.array(httpRequestArb, { minLength: 2, maxLength: 3 }).map((rs) => Buffer.concat(rs)) },
@@ -213,6 +220,39 @@ describe('the worker over a socket, under random requests', () => {
     assert.ok([...seen.keys()].some((k) => k.startsWith('4')), `statuses seen: ${JSON.stringify([...seen])}`);
   });
 
+  it('regression: thousands of pipelined requests in one write are all answered, in order, and the worker lives', async () => {
+    const n = 8000;
+    const r = await exchange(port, [Buffer.from('GET /ping HTTP/1.1\r\n\r\n'.repeat(n) + 'GET /nope HTTP/1.1\r\nConnection: close\r\n\r\n')], true);
+    const text = r.data.toString('latin1');
+    assert.equal(text.split('HTTP/1.1 200 OK\r\n').length - 1, n);
+    assert.ok(text.lastIndexOf('HTTP/1.1 200 OK') < text.indexOf('HTTP/1.1 404 '), 'the 404 comes last');
+    assert.deepEqual(log.lines.filter((l) => l.level === 'error'), []);
+    await assertPings();
+  });
+
+  it('a client that reads its pipelined replies late still gets every one of them', async () => {
+    const n = 10_000;
+    const got = await new Promise<string>((resolve, reject) => {
+      const sock = net.connect(port, '127.0.0.1');
+      const parts: Buffer[] = [];
+      sock.pause(); // read nothing while the server answers: its replies must wait, not pile up
+      sock.on('connect', () => {
+        sock.write('GET /ping HTTP/1.1\r\n\r\n'.repeat(n));
+        sock.end('GET /ping HTTP/1.1\r\nConnection: close\r\n\r\n');
+        setTimeout(() => sock.resume(), 500);
+      });
+      sock.on('data', (d: Buffer) => parts.push(d));
+      const giveUp = setTimeout(() => sock.destroy(), ANSWER_WITHIN_MS);
+      sock.on('close', () => {
+        clearTimeout(giveUp);
+        resolve(Buffer.concat(parts).toString('latin1'));
+      });
+      sock.on('error', reject);
+    });
+    assert.equal(got.split('HTTP/1.1 200 OK\r\n').length - 1, n + 1);
+    await assertPings();
+  });
+
   it('regression: a Settings header with a `__proto__` key and a folded Rcpt are scanned normally', async () => {
     const msg = MESSAGES[0]!;
     const req = Buffer.concat([Buffer.from(`POST /checkv2 HTTP/1.1\r\nConnection: close\r\nSettings: __proto__ { polluted = 1 }\r\nRcpt: a@example.com,\r\n b@example.net\r\nContent-Length: ${msg.length}\r\n\r\n`), msg]);
@@ -220,5 +260,47 @@ describe('the worker over a socket, under random requests', () => {
     assert.match(r.data.toString('latin1'), /^HTTP\/1\.1 200 /);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
     await assertPings();
+  });
+});
+
+describe('transport back-pressure', () => {
+  it('stops taking pipelined requests while the peer leaves its replies unread, and answers them all once it reads', async () => {
+    const n = 40;
+    const reply = Buffer.alloc(2 * 1024 * 1024, 0x61);
+    let handled = 0;
+    const t = createTransport(() => {
+      handled++;
+      return { status: 200, contentType: 'text/plain', body: reply };
+    });
+    await new Promise<void>((r) => t.server.listen(0, '127.0.0.1', r));
+    const port = (t.server.address() as net.AddressInfo).port;
+    try {
+      const sock = net.connect(port, '127.0.0.1');
+      sock.pause();
+      await new Promise<void>((r, j) => sock.once('connect', r).once('error', j));
+      sock.write('GET /big HTTP/1.1\r\n\r\n'.repeat(n));
+      await new Promise((r) => setTimeout(r, 700));
+      // 80 MiB of replies: without back-pressure all of them sit in the worker's memory by now;
+      // with it the worker stops once the socket buffers are full.
+      const whilePaused = handled;
+      const want = n * reply.length;
+      let got = 0;
+      await new Promise<void>((resolve, reject) => {
+        const giveUp = setTimeout(() => reject(new Error(`only ${got} of ${want} bytes`)), ANSWER_WITHIN_MS);
+        sock.on('data', (d: Buffer) => {
+          got += d.length;
+          if (got >= want) {
+            clearTimeout(giveUp);
+            resolve();
+          }
+        });
+        sock.resume();
+      });
+      sock.destroy();
+      assert.ok(whilePaused < n, `all ${n} requests were answered into an unread socket`);
+      assert.equal(handled, n);
+    } finally {
+      await t.close();
+    }
   });
 });
