@@ -16,10 +16,14 @@ export interface BuiltRequest {
   body: Buffer;
 }
 
-/** Node refuses header values with control characters or code points above U+00FF. */
+/**
+ * A header value stays on its line: line breaks become spaces, other control characters `?`.
+ * Text beyond ASCII is kept; the transports send it as UTF-8, which is how the server reads
+ * request heads (scan-client.ts, crypt/envelope.ts).
+ */
 function headerSafe(value: string): string {
   // eslint-disable-next-line no-control-regex -- stripping control characters is the point
-  return value.replace(/[\r\n\0]/g, ' ').replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
+  return value.replace(/[\r\n\0]/g, ' ').replace(/[\x01-\x08\x0b-\x1f\x7f]/g, '?');
 }
 
 function settingsText(settings: ScanOptions['settings']): string | undefined {

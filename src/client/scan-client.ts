@@ -144,7 +144,9 @@ export class ScanClient {
 
   #sendOnce(req: { method: string; path: string; headers: Array<[string, string]>; body: Buffer }, timeoutMs: number) {
     return new Promise<{ status: number; reason: string | undefined; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
-      const headers = toHeaderObject([['User-Agent', this.#userAgent], ...req.headers]);
+      // node:http writes header strings as latin1: hand it the UTF-8 bytes of each value.
+      const pairs: Array<[string, string]> = [['User-Agent', this.#userAgent], ...req.headers];
+      const headers = toHeaderObject(pairs.map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('latin1')]));
       headers['Content-Length'] = String(req.body.length);
       const r = http.request({ ...this.address, method: req.method, path: req.path, headers, agent: this.#agent });
       const where = this.address.socketPath ?? `${this.address.host}:${this.address.port}`;

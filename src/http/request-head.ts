@@ -83,8 +83,11 @@ function parseHeaderLines(lines: string[]): RequestHeaders {
     if (c0 === 32 || c0 === 9) {
       // Obsolete line folding: join onto the previous value with one space, as RFC 9112 §5.2 allows.
       if (!prev) throw new MailsiftError('ERR_BAD_HEADER', 'Header continuation without a header');
+      // Both views of the headers get the joined value: parse-v2 walks `raw`, lookups read `map`.
       const list = headers.map.get(prev[0])!;
-      list[list.length - 1] += ' ' + line.trim();
+      const joined = list[list.length - 1] + ' ' + line.trim();
+      list[list.length - 1] = joined;
+      headers.raw[headers.raw.length - 1]![1] = joined;
       continue;
     }
     const colon = line.indexOf(':');

@@ -84,6 +84,10 @@ class Connection {
   #parser: RequestParser;
   #handler: Handler;
   #busy = false;
+  /** #pump's loop is running (a reply given synchronously must not start a second one). */
+  #pumping = false;
+  /** Waiting for the peer to read the replies already written (see #awaitDrain). */
+  #drainWait = false;
   #eof = false;
   #done = false;
   #timer: NodeJS.Timeout | undefined;
@@ -142,33 +146,69 @@ class Connection {
     if (!this.#busy) this.#destroy();
   }
 
+  /**
+   * Takes requests off the parser and dispatches them, one at a time, in a loop: a request
+   * answered at once (`/ping`, a refusal) hands back to this loop instead of calling it again,
+   * so thousands of pipelined requests in one read cannot grow the stack (they overflowed it
+   * and killed the worker). The loop ends when a request is in flight, more bytes are needed,
+   * or the peer is not reading its replies.
+   */
   #pump(): void {
-    if (this.#busy || this.#done) return;
-    let req: ParsedRequest | undefined;
+    if (this.#pumping) return;
+    this.#pumping = true;
     try {
-      req = this.#parser.next();
-      if (!req && this.#eof) {
-        req = this.#parser.end();
-        if (!req) {
-          this.#finishAfterEof();
+      // Each turn consumes one request's bytes from the parser, so the buffered bytes bound it.
+      while (!this.#busy && !this.#done) {
+        if (this.#socket.writableNeedDrain) {
+          this.#awaitDrain();
           return;
         }
+        let req: ParsedRequest | undefined;
+        try {
+          req = this.#parser.next();
+          if (!req && this.#eof) {
+            req = this.#parser.end();
+            if (!req) {
+              this.#finishAfterEof();
+              return;
+            }
+          }
+        } catch (err) {
+          this.#fail(err);
+          return;
+        }
+        if (!req) {
+          if (this.#parser.takeExpectContinue() && this.#socket.writable) this.#socket.write('HTTP/1.1 100 Continue\r\n\r\n');
+          if (this.#parser.awaitingCloseBody) {
+            if (this.#timerKind !== 'grace') this.#arm('grace');
+          } else {
+            this.#arm(this.#parser.inRequest ? 'request' : 'idle');
+          }
+          return;
+        }
+        this.#dispatch(req);
       }
-    } catch (err) {
-      this.#fail(err);
-      return;
+    } finally {
+      this.#pumping = false;
     }
-    if (!req) {
-      if (this.#parser.takeExpectContinue() && this.#socket.writable) this.#socket.write('HTTP/1.1 100 Continue\r\n\r\n');
-      if (this.#parser.awaitingCloseBody) {
-        if (this.#timerKind !== 'grace') this.#arm('grace');
-        return;
-      } else {
-        this.#arm(this.#parser.inRequest ? 'request' : 'idle');
-        return;
-      }
-    }
-    if (req) this.#dispatch(req);
+  }
+
+  /**
+   * The peer is not reading its replies (pipelined requests answered faster than it reads): stop
+   * reading more requests until the replies drain, so its unread replies cannot pile up in
+   * memory. A peer that never reads is dropped by the request time-out.
+   */
+  #awaitDrain(): void {
+    this.#socket.pause();
+    this.#arm('request');
+    if (this.#drainWait) return;
+    this.#drainWait = true;
+    this.#socket.once('drain', () => {
+      this.#drainWait = false;
+      if (this.#done) return;
+      this.#socket.resume();
+      this.#pump();
+    });
   }
 
   #dispatch(outer: ParsedRequest): void {

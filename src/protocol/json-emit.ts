@@ -4,6 +4,16 @@
 
 export type ReplyValue = string | number | boolean | null | undefined | ReplyValue[] | { [k: string]: ReplyValue };
 
+/**
+ * Sets a reply key that comes from data (a symbol, group or header name): an own property even
+ * for `__proto__`, which plain assignment would turn into a new prototype for the object (the
+ * entry vanishes and the emitter walks the inherited keys instead).
+ */
+export function setField(o: { [k: string]: ReplyValue }, key: string, value: ReplyValue): void {
+  if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  else o[key] = value;
+}
+
 export function formatNumber(n: number): string {
   if (!Number.isFinite(n)) return 'null';
   if (Number.isInteger(n)) return Math.abs(n) < 1e21 ? n.toFixed(1) : String(n);

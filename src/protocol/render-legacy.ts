@@ -3,7 +3,7 @@
 // `is_spam`, and the milter block named `rmilter`.
 
 import type { ScanResult } from '../plugin-api/scan-types.js';
-import type { ReplyValue } from './json-emit.js';
+import { setField, type ReplyValue } from './json-emit.js';
 import { renderGroups, renderSymbol, renderTail, type RenderOptions } from './render-v2.js';
 
 type Obj = { [k: string]: ReplyValue };
@@ -26,7 +26,7 @@ export function renderLegacy(r: ScanResult, opts: RenderOptions): Obj {
   };
   if (r.subject !== undefined && r.action === 'rewrite subject') d.subject = r.subject;
   if (r.reject !== undefined) d.reject = r.reject;
-  for (const s of r.symbols) d[s.name] = renderSymbol(s, false);
+  for (const s of r.symbols) setField(d, s.name, renderSymbol(s, false));
   const o: Obj = { default: d };
   if (opts.flags.has('groups')) o.groups = renderGroups(r);
   renderTail(r, opts, o, 'rmilter');

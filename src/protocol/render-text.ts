@@ -13,17 +13,24 @@ const SPAM_INDICATOR = 'False';
 
 const two = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : '0.00');
 
+/**
+ * Text copied into a reply line stays on that line: the subject comes from the message (an
+ * encoded word decodes to any bytes, CR LF included), and a line break in it would let a sender
+ * add `Action:` or `Symbol:` lines to the reply an MTA reads.
+ */
+const oneLine = (s: string): string => s.replace(/[\r\n]+/g, ' ');
+
 export function renderRspamcText(r: ScanResult): Buffer {
-  let s = `RSPAMD/1.3 0 EX_OK\r\nMetric: default; ${SPAM_INDICATOR}; ${two(r.score)} / ${two(r.requiredScore)} / 0.0\r\nAction: ${r.action}\r\n`;
-  if (r.action === 'rewrite subject' && r.subject !== undefined) s += `Subject: ${r.subject}\r\n`;
-  for (const sym of r.symbols) s += `Symbol: ${sym.name}(${two(sym.score)})\r\n`;
-  for (const text of Object.values(r.messages)) s += `Message: ${text}\r\n`;
-  s += `Message-ID: ${r.messageId ?? 'undef'}\r\n`;
+  let s = `RSPAMD/1.3 0 EX_OK\r\nMetric: default; ${SPAM_INDICATOR}; ${two(r.score)} / ${two(r.requiredScore)} / 0.0\r\nAction: ${oneLine(r.action)}\r\n`;
+  if (r.action === 'rewrite subject' && r.subject !== undefined) s += `Subject: ${oneLine(r.subject)}\r\n`;
+  for (const sym of r.symbols) s += `Symbol: ${oneLine(sym.name)}(${two(sym.score)})\r\n`;
+  for (const text of Object.values(r.messages)) s += `Message: ${oneLine(text)}\r\n`;
+  s += `Message-ID: ${oneLine(r.messageId ?? 'undef')}\r\n`;
   return Buffer.from(s);
 }
 
 export function renderSpamcText(r: ScanResult): Buffer {
-  const tail = r.symbols.length > 0 ? `${r.symbols.map((x) => x.name).join(',')}\r\n` : '';
+  const tail = r.symbols.length > 0 ? `${r.symbols.map((x) => oneLine(x.name)).join(',')}\r\n` : '';
   const tailBytes = Buffer.byteLength(tail);
   return Buffer.from(`SPAMD/1.1 0 EX_OK\r\nContent-length: ${tailBytes}\r\nSpam: ${SPAM_INDICATOR} ; ${two(r.score)} / ${two(r.requiredScore)}\r\n\r\n${tail}`);
 }
@@ -31,5 +38,5 @@ export function renderSpamcText(r: ScanResult): Buffer {
 /** A text-dialect error line (EX_PROTOCOL), for requests that cannot be scanned. */
 export function renderTextError(dialect: 'spamc' | 'rspamc', message: string): Buffer {
   const proto = dialect === 'spamc' ? 'SPAMD/1.1' : 'RSPAMD/1.3';
-  return Buffer.from(`${proto} 76 ${message.replace(/[\r\n]+/g, ' ')}\r\n`);
+  return Buffer.from(`${proto} 76 ${oneLine(message)}\r\n`);
 }

@@ -3,7 +3,7 @@
 // encodes it as is. `thresholds`/`passthrough_module` (3.5+) are left out to match 3.4.
 
 import type { MilterReply, ScanFlag, ScanResult, SymbolResult, UrlInfo } from '../plugin-api/scan-types.js';
-import type { ReplyValue } from './json-emit.js';
+import { setField, type ReplyValue } from './json-emit.js';
 
 export interface RenderOptions {
   flags: ReadonlySet<ScanFlag>;
@@ -44,7 +44,7 @@ export function urlHosts(urls: UrlInfo[]): string[] {
 export function renderMilter(m: MilterReply): Obj {
   // MilterReply is already the wire shape; copy keys that are set, keeping their order.
   const o: Obj = {};
-  for (const [k, v] of Object.entries(m)) if (v !== undefined) o[k] = v as ReplyValue;
+  for (const [k, v] of Object.entries(m)) if (v !== undefined) setField(o, k, v as ReplyValue);
   return o;
 }
 
@@ -70,7 +70,7 @@ export function renderGroups(r: ScanResult): Obj {
   for (const grp of r.groups) {
     const e: Obj = { score: grp.score };
     if (grp.description !== undefined) e.description = grp.description;
-    g[grp.name] = e;
+    setField(g, grp.name, e);
   }
   return g;
 }
@@ -87,11 +87,11 @@ export function renderV2(r: ScanResult, opts: RenderOptions, withMetric = true):
   if (r.reject !== undefined) o.reject = r.reject;
   if (opts.modernKeys) {
     const t: Obj = {};
-    for (const [name, v] of r.thresholds) t[name] = v;
+    for (const [name, v] of r.thresholds) setField(t, name, v);
     o.thresholds = t;
   }
   const symbols: Obj = {};
-  for (const s of r.symbols) symbols[s.name] = renderSymbol(s, withMetric);
+  for (const s of r.symbols) setField(symbols, s.name, renderSymbol(s, withMetric));
   o.symbols = symbols;
   if (opts.flags.has('groups')) o.groups = renderGroups(r);
   renderTail(r, opts, o, 'milter');

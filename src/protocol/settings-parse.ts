@@ -81,10 +81,12 @@ class UclReader {
         throw new Error(`expected value for ${key}`);
       }
       const value = this.#value(depth + 1);
-      const prev = out[key];
-      // UCL merges repeated object keys and turns repeated scalars into arrays.
-      if (prev !== undefined && isObject(prev) && isObject(value)) Object.assign(prev, value);
-      else out[key] = value;
+      // Own keys only: `__proto__` is a key like any other here, as it is for JSON.parse. Reading
+      // `out[key]` would return Object.prototype for it and the merge below would write into it.
+      const prev = Object.hasOwn(out, key) ? out[key] : undefined;
+      // UCL merges repeated object keys (the later value wins for a scalar).
+      if (prev !== undefined && isObject(prev) && isObject(value)) for (const [k, v] of Object.entries(value)) setOwn(prev, k, v);
+      else setOwn(out, key, value);
       this.#ws();
       const sep = this.#s[this.#i];
       if (sep === ';' || sep === ',') this.#i++;
@@ -173,6 +175,11 @@ class UclReader {
     }
     throw new Error('unterminated string');
   }
+}
+
+/** Assignment that defines an own property even for `__proto__` (plain `o[k] = v` would re-parent `o`). */
+function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

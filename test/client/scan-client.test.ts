@@ -99,6 +99,12 @@ describe('v2 (/checkv2)', () => {
     assertGtube(reply);
   });
 
+  test('header values beyond ASCII reach the server as UTF-8 (a settings symbol name comes back intact)', async () => {
+    const name = 'SYM_É☃';
+    const reply = await client.scan(crlf, { settings: { symbols: [name] } });
+    assert.ok(reply.result.symbols?.[name], `symbols: ${Object.keys(reply.result.symbols ?? {}).join(', ')}`);
+  });
+
   test('the raw result bytes are the JSON the server sent', async () => {
     const reply = await client.scan(gtube);
     assert.equal(reply.resultFormat, 'json');

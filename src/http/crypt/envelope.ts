@@ -35,7 +35,8 @@ export function serializeInnerRequest(req: InnerRequest): Buffer {
     head += `${name}: ${value}\r\n`;
   }
   head += '\r\n';
-  return Buffer.concat([Buffer.from(head, 'latin1'), req.body]);
+  // UTF-8, as the server decodes request heads; ASCII heads are the same bytes either way.
+  return Buffer.concat([Buffer.from(head, 'utf8'), req.body]);
 }
 
 export interface SealedRequest {

@@ -6,7 +6,7 @@ import { equalBytes } from '@noble/ciphers/utils.js';
 import { base32Encode } from '../../crypto/base32.js';
 import { decryptUnchecked, seal, sharedKey, verify, BOX_OVERHEAD } from '../../crypto/cryptobox.js';
 import { SHORT_ID_BYTES, type KexKeypair } from '../../crypto/keypair.js';
-import { MailsiftError } from '../errors.js';
+import { classifyError, MailsiftError } from '../errors.js';
 import { serializeReplyHead } from '../reply.js';
 import { RequestParser, type ParsedRequest, type ParserLimits } from '../request-parser.js';
 import type { Reply } from '../types.js';
@@ -125,8 +125,11 @@ function parseInner(plain: Buffer, limits: ParserLimits): ParsedRequest | undefi
   try {
     req = p.next();
     if (!req && p.awaitingCloseBody) req = p.finishEmptyCloseBody();
-  } catch {
-    return undefined;
+  } catch (err) {
+    // A malformed inner request is the client's (ERR_CRYPT_BAD_INNER); an uncoded error is a
+    // bug and goes on to the transport, which answers 500 and logs it.
+    if (classifyError(err).known) return undefined;
+    throw err;
   }
   if (!req || p.inRequest) return undefined;
   return req;
