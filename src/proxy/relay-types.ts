@@ -51,6 +51,6 @@ export type RelayErrorCode =
   | 'ERR_RELAY_FAILED'; // 502 Unknown gateway error: <text>
 
 export interface ScanRelay {
-  /** Rejects only with an Error whose `code` is a RelayErrorCode. */
+  /** Rejects only with a MailsiftError (src/http/errors.ts) whose `code` is a RelayErrorCode. */
   relay(req: RelayRequest, signal?: AbortSignal): Promise<RelayResponse>;
 }
