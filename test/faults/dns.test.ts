@@ -126,6 +126,9 @@ describe('DNS unreachable on the real path: `mailsift serve` in a network namesp
     assert.deepEqual(workerExits(srv.lines), [], srv.output());
     const now = srv.lines.filter((l) => l.worker === 'normal' && /^listening on /.test(l.msg)).map((l) => l.pid);
     assert.deepEqual(now, listening, 'the same two worker processes served every scan');
+    // The outage is logged once per worker, not once per lookup of every scan.
+    const rblLines = srv.lines.filter((l) => l.msg.startsWith('rbl: DNS lookups failing'));
+    assert.ok(rblLines.length >= 1 && rblLines.length <= 2, `${rblLines.length} rbl outage lines for 19 scans`);
     assert.ok(!srv.lines.some((l) => l.level >= 50), `no error logged:\n${srv.lines.filter((l) => l.level >= 50).map((l) => JSON.stringify(l)).join('\n')}`);
   });
 });

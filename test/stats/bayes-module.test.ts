@@ -33,7 +33,7 @@ test('a store that fails makes the scans answer without Bayes symbols, logged on
     const r = await engine.scan(msg, meta());
     assert.ok(!r.symbols.some((s) => s.name.startsWith('BAYES_')));
   }
-  assert.deepEqual(warnings.filter((w) => w.startsWith('bayes:')), ['bayes: store unavailable, message not classified']);
+  assert.deepEqual(warnings.filter((w) => w.startsWith('bayes:')), ['bayes: store unavailable, check skipped']);
   assert.equal(engine.errorCounts().get('BAYES_SPAM'), undefined, 'a store outage is not a failed callback');
 });
 

@@ -4,7 +4,7 @@ import type { BayesStore, Task, Verdict } from '../../plugin-api/index.js';
 import type { BayesClassifier } from '../../stats/classifier.js';
 import type { AutolearnObject, BayesConfig } from '../../stats/config.js';
 import { BAYES_CACHE_KEY, type BayesTaskState } from './check.js';
-import { isStoreError, type StoreOutage } from '../shared/store-outage.js';
+import { isStoreError, type StoreOutage } from '../shared/outage-log.js';
 
 type Decision = 'spam' | 'ham' | undefined;
 type VerdictKind = 'passthrough' | 'spam' | 'junk' | 'ham' | 'uncertain';

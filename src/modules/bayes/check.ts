@@ -4,7 +4,7 @@
 import type { BayesScope, BayesStore, Task } from '../../plugin-api/index.js';
 import { BayesClassifier, principalUser } from '../../stats/classifier.js';
 import { messageHasBadUnicode, type TokenList } from '../../stats/tokenize.js';
-import { isStoreError, type StoreOutage } from '../shared/store-outage.js';
+import { isStoreError, type StoreOutage } from '../shared/outage-log.js';
 
 /** Task cache key of this module's per-task state. */
 export const BAYES_CACHE_KEY = 'bayes';

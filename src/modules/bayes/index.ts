@@ -4,7 +4,7 @@ import { BayesConfig } from './config.js';
 import { makeAutolearnCheck } from './autolearn.js';
 import { makeClassifyCheck } from './check.js';
 import { BAYES_SYMBOLS, bayesSymbols } from './symbols.js';
-import { storeOutageLog } from '../shared/store-outage.js';
+import { storeOutageLog } from '../shared/outage-log.js';
 
 /**
  * The Bayes classifier (statistics.md): classifies after the filters (as Rspamd's classifiers

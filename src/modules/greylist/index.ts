@@ -12,7 +12,7 @@ import { GreylistConfig } from './config.js';
 import { greylistKeys } from './keys.js';
 import type { GreylistKeys } from './keys.js';
 import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
-import { storeOutageLog, type StoreOutage } from '../shared/store-outage.js';
+import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
 
 export const GREYLIST_SYMBOLS: Record<string, SymbolDef> = {
   GREYLIST_NEW: { score: 0, group: 'greylist', description: 'Message greylisted: first delivery attempt of this triplet' },

@@ -10,7 +10,7 @@ import type { BucketConfig } from './config.js';
 import { addToBucket, leaked, readBucket } from './bucket.js';
 import { hashKey, selectorParts } from './keys.js';
 import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
-import { storeOutageLog, type StoreOutage } from '../shared/store-outage.js';
+import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
 
 export const RATELIMIT_SYMBOLS: Record<string, SymbolDef> = {
   RATELIMITED: { score: 0, group: 'ratelimit', description: 'A rate limit bucket overflowed' },
