@@ -100,6 +100,22 @@ export class RedisGuard {
     }
   }
 
+  /**
+   * For callers that bound their own waits (the plugin API's task.redis): `p` was sent, went
+   * unanswered for `timeoutMs`, and is now abandoned; a late reply still counts as an answer.
+   */
+  unanswered(what: string, timeoutMs: number, p: Promise<unknown>): void {
+    p.then(() => this.#answered(), (err: unknown) => {
+      if (isServerReply(err)) this.#answered();
+    });
+    this.#stall(what, timeoutMs);
+  }
+
+  /** Since when (Date.now()) the server has not answered; 0 while it answers. */
+  get stalledSince(): number {
+    return this.#stalledSince;
+  }
+
   /** Stop probing (the client is being closed). */
   close(): void {
     this.#closed = true;
