@@ -38,10 +38,13 @@ function bounded<T>(scope: NetScope, ms: number, p: Promise<T>, server: string, 
       scope.signal.removeEventListener('abort', onAbort);
       resolve(r);
     };
-    const timer = setTimeout(() => {
+    // Judged after this turn's I/O (see RedisGuard.run): a reply read late because the event
+    // loop was blocked is still a reply.
+    const timer = setTimeout(() => setImmediate(() => {
+      if (done) return;
       guard.unanswered('plugin command', ms, p);
       finish({ error: `timeout while connecting the server (${(ms / 1000).toFixed(6)} sec) ${server}` });
-    }, ms);
+    }), ms);
     const onAbort = (): void => finish({ error: scope.ended ? 'session is terminating' : 'timeout' });
     if (scope.signal.aborted) return onAbort();
     scope.signal.addEventListener('abort', onAbort, { once: true });

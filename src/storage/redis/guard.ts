@@ -80,10 +80,17 @@ export class RedisGuard {
     }
     const p = op();
     let timer: NodeJS.Timeout | undefined;
+    let settled = false;
     const bound = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        this.#stall(what, timeoutMs);
-        reject(new StoreError('STORE_UNAVAILABLE', `redis ${what}: no reply within ${timeoutMs} ms`));
+        // Judged after this turn's I/O: when the event loop was blocked (a long synchronous
+        // parse), timers run before the socket is read, and a reply that came in meanwhile is
+        // read in this turn's poll phase, before setImmediate callbacks.
+        setImmediate(() => {
+          if (settled) return;
+          this.#stall(what, timeoutMs);
+          reject(new StoreError('STORE_UNAVAILABLE', `redis ${what}: no reply within ${timeoutMs} ms`));
+        });
       }, timeoutMs);
     });
     // Settles late too (a reply after the bound): that is the server answering again.
@@ -96,6 +103,7 @@ export class RedisGuard {
       if (isCommandTimeout(err)) this.#stall(what, timeoutMs);
       throw redisError(err, what);
     } finally {
+      settled = true;
       clearTimeout(timer);
     }
   }
