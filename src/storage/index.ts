@@ -101,11 +101,11 @@ function redisConfig(r: RedisSection): RedisConnectionConfig {
   };
 }
 
-/** A connection's name in log lines: its server (several stores may share it) and database. */
-function redisLabel(cfg: RedisConnectionConfig): string {
-  if (cfg.cluster) return `cluster ${cfg.servers.join(',')}`;
-  if (cfg.sentinels.length > 0) return `sentinel ${cfg.name ?? 'mymaster'} ${cfg.sentinels.join(',')}/${cfg.db}`;
-  return `${cfg.servers.join(',')}/${cfg.db}`;
+/** Where a connection goes, as an administrator wrote it: `host:port`, or the Sentinels and master name. */
+function redisTarget(cfg: RedisConnectionConfig): string {
+  if (cfg.cluster) return `cluster ${cfg.servers.join(', ')}`;
+  if (cfg.sentinels.length > 0) return `master "${cfg.name ?? 'mymaster'}" via sentinels ${cfg.sentinels.join(', ')}`;
+  return `${cfg.servers[0] ?? '127.0.0.1'} db ${cfg.db}`;
 }
 
 /** A store and the view of it scans use (the same object for SQLite, whose calls do not wait on a peer). */
@@ -126,7 +126,8 @@ class RedisPool {
     const id = JSON.stringify({ ...cfg, prefix: '', scanTimeoutMs: 0 });
     let entry = this.#clients.get(id);
     if (!entry) {
-      const label = redisLabel(cfg);
+      // Named by where it goes: several stores may share it.
+      const label = redisTarget(cfg);
       const client = createRedisClient(cfg, this.#log, label);
       entry = { client, guard: new RedisGuard(client, this.#log, label), refs: 0 };
       this.#clients.set(id, entry);

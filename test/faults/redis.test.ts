@@ -264,7 +264,7 @@ describe('Redis faults with `mailsift serve`', { skip: haveRedisServer() ? false
     // The outage is logged once per process (2 scan workers, controller, fuzzy storage, supervisor), not once per scan.
     const stallLines = srv.lines.filter((l) => l.msg.startsWith('redis store not answering'));
     assert.ok(stallLines.length >= 1 && stallLines.length <= 5, `${stallLines.length} stall lines`);
-    assert.ok(stallLines.every((l) => l.redis === `127.0.0.1:${redis.port}/0`), JSON.stringify(stallLines));
+    assert.ok(stallLines.every((l) => l.redis === `127.0.0.1:${redis.port} db 0`), JSON.stringify(stallLines));
     // Each module whose check was skipped says so once per process: 4 modules in 2 workers, and the fuzzy storage.
     const moduleLines = srv.lines.filter((l) => /store unavailable/.test(l.msg));
     assert.ok(moduleLines.length >= 1 && moduleLines.length <= 2 * 4 + 1, moduleLines.map((l) => l.msg).join('\n'));

@@ -87,7 +87,9 @@ function outageLogger(log: Logger, label: string): (err: Error) => void {
 export function createRedisClient(cfg: RedisConnectionConfig, log: Logger, label: string): RedisClient {
   const common = {
     connectTimeout: cfg.connectTimeoutMs,
-    commandTimeout: cfg.commandTimeoutMs,
+    // A backstop for calls outside the guard (exports, SCANs, its PING): store calls are bounded
+    // by the guard, which gives a call held up by a blocked event loop its time twice at most.
+    commandTimeout: 2 * cfg.commandTimeoutMs,
     maxRetriesPerRequest: 0,
     // Promise.all over single commands leaves as one write per node: one round trip.
     enableAutoPipelining: true,

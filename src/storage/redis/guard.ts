@@ -15,6 +15,11 @@ import { redisError, type RedisClient } from './client.js';
 
 /** How often a server that stopped answering is asked again (one PING in flight at most). */
 export const PROBE_EVERY_MS = 500;
+/**
+ * A time-out judged later than due by more than this means the event loop was held up: the call
+ * gets its time once more (once) before the server counts as not answering.
+ */
+const LOOP_LAG_GRACE_MS = 50;
 /** A server flapping between answering and not is logged at most once per this period. */
 const LOG_EVERY_MS = 30_000;
 
@@ -78,20 +83,31 @@ export class RedisGuard {
     if (this.#stalledSince !== 0) {
       throw new StoreError('STORE_UNAVAILABLE', `redis ${what}: the server has not answered for ${Date.now() - this.#stalledSince} ms; not asked`);
     }
+    const started = performance.now();
     const p = op();
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
+    let extended = false;
     const bound = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        // Judged after this turn's I/O: when the event loop was blocked (a long synchronous
-        // parse), timers run before the socket is read, and a reply that came in meanwhile is
-        // read in this turn's poll phase, before setImmediate callbacks.
-        setImmediate(() => {
-          if (settled) return;
-          this.#stall(what, timeoutMs);
-          reject(new StoreError('STORE_UNAVAILABLE', `redis ${what}: no reply within ${timeoutMs} ms`));
-        });
-      }, timeoutMs);
+      // Judged after this turn's I/O (setImmediate): timers run before the socket is read, and
+      // a reply that came in while the event loop was held up is read in the poll phase first.
+      const expire = (): void => {
+        setImmediate(judge);
+      };
+      const judge = (): void => {
+        if (settled) return;
+        // Judged late: a synchronous job (a big message's parse) held the loop, possibly before
+        // the command was even written (ioredis sends on setImmediate). The call gets its time
+        // once more rather than a busy worker taking a healthy Redis for a hung one.
+        if (!extended && performance.now() - started > timeoutMs + LOOP_LAG_GRACE_MS) {
+          extended = true;
+          timer = setTimeout(expire, timeoutMs);
+          return;
+        }
+        this.#stall(what, timeoutMs);
+        reject(new StoreError('STORE_UNAVAILABLE', `redis ${what}: no reply within ${timeoutMs} ms`));
+      };
+      timer = setTimeout(expire, timeoutMs);
     });
     // Settles late too (a reply after the bound): that is the server answering again.
     p.then(() => this.#answered(), (err: unknown) => {
