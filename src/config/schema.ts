@@ -233,7 +233,10 @@ const RedisStore = z.strictObject({
   /** Prepended to every key, so several installations can share one Redis. */
   prefix: z.string().optional(),
   connect_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
+  /** Bound on one call of a learn or the controller (default 1 s). */
   command_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
+  /** Bound on one store call made by a scan (default 0.3 s); past it the check degrades as when Redis is down. */
+  scan_timeout: Duration.pipe(z.number().positive().max(MAX_STORE_TIMEOUT_S)).optional(),
 });
 const StoreOverride = z.strictObject({
   backend: StoreBackend.optional(),

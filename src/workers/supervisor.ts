@@ -91,7 +91,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
       await svc.close();
     },
   });
-  if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire));
+  if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire, svc.stores.scan?.fuzzy));
   if (role === 'normal') {
     tuneV8ForScanning();
     const w = cfg.workers.normal;

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { sealMessage } from 'mailauth/lib/arc/index.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import type { DnsTestServer } from '../helpers/dns-server.js';
+import { startFaultyDns } from '../helpers/faulty-dns.js';
 import { authEngine, ed25519Key, message, meta, names, rsaKey, sign, symbolMap } from './auth-helpers.js';
 import type { AuthEngine, TestKey } from './auth-helpers.js';
 
@@ -108,6 +109,20 @@ test('ARC: none, a valid chain of one and of two, a broken chain, missing seal k
   const badInstance = Buffer.from(two.toString().replace(/ARC-Seal: i=2/, 'ARC-Seal: i=3'));
   assert.deepEqual(names(await scan(badInstance), /^ARC_/), ['ARC_INVALID']);
   assert.deepEqual(names(await scan(await seal(message('user@example.org'), 'none', 'arcslow')), /^ARC_/), ['ARC_DNSFAIL']);
+});
+
+test('ARC and DKIM: a resolver answering garbage (FORMERR) is a DNS failure of both, not a rejected chain', async () => {
+  const faulty = await startFaultyDns('truncated-tcp-garbage');
+  const fe = await authEngine(faulty.address, { taskTimeout: 3 });
+  try {
+    const sealed = await seal(await sign(message('user@example.org'), 'example.org', 'sel', rsa), 'none');
+    const r = await fe.engine.scan(sealed, meta({ ip: '192.0.2.10', from: 'user@example.org', helo: 'mta.example.org' }));
+    assert.deepEqual(names(r, /^ARC_/), ['ARC_DNSFAIL']);
+    assert.deepEqual(names(r, /^R_DKIM/), ['R_DKIM_TEMPFAIL']);
+  } finally {
+    await fe.net.close();
+    await faulty.close();
+  }
 });
 
 test('ARC sealing: our seal on signed mail validates, and a second hop extends the chain', async () => {
