@@ -5,12 +5,19 @@
 
 import { describe as suite, it } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { handleMilterConnection, milterOptions } from '../../src/proxy/milter/index.js';
 import { MailsiftError } from '../../src/http/errors.js';
 import type { RelayRequest, RelayResponse, ScanRelay } from '../../src/proxy/relay-types.js';
 import {
+  collectingLogger,
   describe,
   frame,
   jsonReply,
+  splitFrames,
   optneg,
   ReplayRelay,
   startMilterServer,
@@ -180,7 +187,8 @@ suite('milter sessions: caps and time-outs', () => {
   it('redefining the same macros never hits the cap', async () => {
     await withServer(new ReplayRelay([ACCEPT]), { maxMacros: 3 }, async (server) => {
       const c = await session(server);
-      for (let i = 0; i < 50; i++) c.send(frame('D', `Ci\0q${i}\0`));
+      // 600 frames in one write: more than one turn of the frame loop (it yields in between).
+      c.send(Buffer.concat(Array.from({ length: 600 }, (_, i) => frame('D', `Ci\0q${i}\0`))));
       for (const f of message()) c.send(f);
       assert.deepEqual((await c.readVerdict()).map(describe), ['a ']);
       c.close();
@@ -332,7 +340,6 @@ suite('milter sessions: negotiation', () => {
         const c = await TestMilterClient.connect(server.port);
         for (const ch of chunks) c.send(ch);
         assert.ok(await c.waitEnd(30_000));
-        const { splitFrames } = await import('./milter-harness.js');
         out = splitFrames(c.received).frames.map(describe);
       });
       return out;
@@ -429,5 +436,31 @@ suite('milter sessions: several messages on one connection', () => {
       c.close();
       assert.deepEqual(relay.requests[0]!.headers.filter(([k]) => k === 'From' || k === 'Rcpt'), [['Rcpt', '<ok@example.com>'], ['Rcpt', '<>']]);
     });
+  });
+});
+
+suite('milter sessions: unix socket listener', () => {
+  it('a session over a unix socket works, with a family-L CONNECT giving the socket path as IP', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailsift-milter-'));
+    const path = join(dir, 'milter.sock');
+    const relay = new ReplayRelay([ACCEPT]);
+    const logs: LogLine[] = [];
+    const server = net.createServer((s) => handleMilterConnection(s, { relay, config: milterOptions(), log: collectingLogger(logs) }));
+    await new Promise<void>((r) => server.listen(path, r));
+    try {
+      const sock = net.connect(path);
+      const chunks: Buffer[] = [];
+      sock.on('data', (d: Buffer) => chunks.push(d));
+      const closed = new Promise<void>((r) => sock.on('close', () => r()));
+      const p = Buffer.alloc(2);
+      sock.write(Buffer.concat([optneg(), frame('C', Buffer.concat([Buffer.from('localhost\0L'), p, Buffer.from('/run/mta.sock\0')])), ...message(), frame('Q')]));
+      await closed;
+      assert.deepEqual(splitFrames(Buffer.concat(chunks)).frames.map(describe), ['O v6 actions=0x1ff protocol=0xff080', 'a ']);
+      assert.ok(relay.requests[0]!.headers.some(([k, v]) => k === 'IP' && v === '/run/mta.sock'));
+      assert.equal(logs.find((l) => l.msg === 'milter verdict')?.extra.peer, 'unix');
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

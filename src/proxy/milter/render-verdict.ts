@@ -48,12 +48,18 @@ export interface Verdict {
   action?: string;
   /** What the MTA is told, for the log: `accept`, `reject`, `tempfail`, … */
   outcome: string;
-  /** Things worth a warning line (unknown action, ignored values). */
-  problems: string[];
+  /** Things worth a log line: values ignored, why a TEMPFAIL. */
+  problems: Problem[];
 }
 
-export function tempfailVerdict(problem: string): Verdict {
-  return { replies: [{ kind: 'tempfail' }], outcome: 'tempfail', problems: [problem] };
+export interface Problem {
+  /** `error`: our configuration is at fault (it reaches the controller's error ring). */
+  level: 'warn' | 'error';
+  text: string;
+}
+
+export function tempfailVerdict(problem: string, level: Problem['level'] = 'warn'): Verdict {
+  return { replies: [{ kind: 'tempfail' }], outcome: 'tempfail', problems: [{ level, text: problem }] };
 }
 
 /** Text of a REPLYCODE: one line, `%` doubled (Postfix and libmilter read `%%` as `%`). */
@@ -63,7 +69,7 @@ function smtpText(s: string): string {
 
 class Renderer {
   readonly replies: MilterReply[] = [];
-  readonly problems: string[] = [];
+  readonly problems: Problem[] = [];
   /** Rspamd's `cur_hdr`: headers in the message as far as we know, never below 0. */
   #cur: number;
   #occ: Map<string, number>;
@@ -79,7 +85,7 @@ class Renderer {
 
   #dec(): void {
     if (this.#cur > 0) this.#cur--;
-    else this.problems.push('header count would go below 0');
+    else this.problems.push({ level: 'warn', text: 'header count would go below 0' });
   }
 
   /** §4.11: N > 0 the Nth occurrence, 0 all (last first), N < 0 counted from the end. */
@@ -148,7 +154,7 @@ class Renderer {
         } else if (Array.isArray(spec)) {
           for (const one of spec) this.insertOne(name, one);
         } else {
-          this.problems.push(`add_headers ${name}: a ${spec === null ? 'null' : typeof spec} is not a header value`);
+          this.problems.push({ level: 'warn', text: `add_headers ${name}: a ${spec === null ? 'null' : typeof spec} is not a header value` });
         }
       }
     }
@@ -228,7 +234,7 @@ export function renderVerdict(input: VerdictInput, opts: MilterOptions): Verdict
   if (typeof action !== 'string') return tempfailVerdict('the scan result has no action');
   const type: MilterActionType | undefined = opts.actions.get(action);
   if (type === undefined) {
-    const v = tempfailVerdict(`action "${action}" is not known to the proxy (declare custom actions in its configuration)`);
+    const v = tempfailVerdict(`action "${action}" is not known to the proxy (declare custom actions in its configuration)`, 'error');
     v.action = action;
     return v;
   }

@@ -42,6 +42,11 @@ export interface MilterContext {
 const MAX_FRAMES_PER_TURN = 256;
 /** Bytes a peer may send while its message is being scanned before we stop reading it. */
 const MAX_PENDING_WHILE_SCANNING = 256 * 1024;
+/**
+ * Replies the MTA has not read yet, past which we stop reading its commands: a peer that never
+ * reads would otherwise grow our write buffer (a CONTINUE per command, a large REPLBODY).
+ */
+const MAX_UNREAD_REPLIES = 1024 * 1024;
 /** After we end a session, how long the peer has to read our last bytes and close. */
 const CLOSE_GRACE_MS = 5_000;
 /** TCP keep-alive probes find an MTA host that vanished without closing (idle milter links). */
@@ -83,6 +88,8 @@ export class MilterSession {
   #closed = false;
   #turnScheduled = false;
   #graceTimer: NodeJS.Timeout | undefined;
+  /** Why reading from the MTA is paused: a scan with much input waiting, replies not read. */
+  #pauses = new Set<'scan' | 'drain'>();
 
   constructor(socket: net.Socket, ctx: MilterContext) {
     this.#socket = socket;
@@ -128,7 +135,7 @@ export class MilterSession {
   #onData(chunk: Buffer): void {
     if (this.#closed) return;
     this.#reader.push(chunk);
-    if (this.#scan && this.#reader.buffered > MAX_PENDING_WHILE_SCANNING) this.#socket.pause();
+    if (this.#scan && this.#reader.buffered > MAX_PENDING_WHILE_SCANNING) this.#pause('scan');
     this.#pump();
   }
 
@@ -257,7 +264,7 @@ export class MilterSession {
         this.#scan = undefined;
         if (this.#closed) return;
         this.#socket.setTimeout(this.#opts.idleTimeoutMs);
-        this.#socket.resume();
+        this.#unpause('scan');
         this.#pump();
       });
   }
@@ -296,10 +303,7 @@ export class MilterSession {
       return;
     }
     const { replies, dropped } = withinGrant(v.replies, this.#grantedActions);
-    for (const p of v.problems) {
-      const unknownAction = p.startsWith('action "');
-      this.#log(unknownAction ? 'error' : 'warn', `milter verdict: ${p}`, fields);
-    }
+    for (const p of v.problems) this.#log(p.level, `milter verdict: ${p.text}`, fields);
     if (dropped.length > 0) this.#log('warn', 'MTA did not grant these milter actions in OPTNEG; left out', { ...fields, dropped });
     this.#write(replies);
     this.#log('info', 'milter verdict', fields);
@@ -318,6 +322,19 @@ export class MilterSession {
   #write(replies: readonly MilterReply[]): void {
     if (this.#closed || this.#socket.destroyed || replies.length === 0) return;
     this.#socket.write(replies.length === 1 ? encodeReply(replies[0]!) : Buffer.concat(replies.map(encodeReply)));
+    if (this.#socket.writableLength > MAX_UNREAD_REPLIES && !this.#pauses.has('drain')) {
+      this.#pause('drain');
+      this.#socket.once('drain', () => this.#unpause('drain'));
+    }
+  }
+
+  #pause(reason: 'scan' | 'drain'): void {
+    this.#pauses.add(reason);
+    this.#socket.pause();
+  }
+
+  #unpause(reason: 'scan' | 'drain'): void {
+    if (this.#pauses.delete(reason) && this.#pauses.size === 0 && !this.#closed) this.#socket.resume();
   }
 
   /** Bad input: close this connection without a reply (the MTA applies its default action). */
