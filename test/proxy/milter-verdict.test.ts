@@ -140,6 +140,18 @@ suite('milter verdict: reading the reply', () => {
     assert.ok(bad.ok && bad.newBody === undefined);
   });
 
+  it('keeps document order of index-like keys in the milter block (JSON.parse would not)', () => {
+    const text = '{"symbols":{"2":{},"1":{}},"action":"no action","milter":{"add_headers":{"X-B":"b","10":"ten","2":"two"}}}';
+    const r = readScanReply(reply([['Content-Type', 'application/json']], Buffer.from(text)));
+    assert.ok(r.ok);
+    const add = (r.result.get('milter') as JsonObject).get('add_headers') as JsonObject;
+    assert.deepEqual([...add.keys()], ['X-B', '10', '2']);
+    assert.equal(r.result.has('symbols'), false, 'parts the milter never reads are not kept');
+    const plainOrder = readScanReply(reply([['Content-Type', 'application/json']], Buffer.from('{"action":"no action","milter":{"add_headers":{"X-B":"b","X-A":"a"}}}')));
+    assert.ok(plainOrder.ok);
+    assert.deepEqual([...((plainOrder.result.get('milter') as JsonObject).get('add_headers') as JsonObject).keys()], ['X-B', 'X-A']);
+  });
+
   it('a JSON array or a text/plain reply is not a result', () => {
     assert.equal(readScanReply(reply([['Content-Type', 'application/json']], Buffer.from('[1]'))).ok, false);
     assert.equal(readScanReply(reply([['Content-Type', 'text/plain']], json)).ok, false);

@@ -4,7 +4,7 @@
 // an `action`, like in Rspamd.
 
 import type { RelayResponse } from '../relay-types.js';
-import { isJsonObject, JsonSyntaxError, parseOrderedJson, type JsonObject } from './ordered-json.js';
+import { isJsonObject, JsonSyntaxError, MAX_JSON_DEPTH, parseOrderedJson, type JsonObject, type JsonValue } from './ordered-json.js';
 
 /** The parts of a result the milter reads; the rest (symbols, scores) is only syntax-checked. */
 const RESULT_KEYS = new Set(['action', 'messages', 'milter', 'dkim-signature', 'subject']);
@@ -45,11 +45,42 @@ export function readScanReply(res: RelayResponse): ReplyReading {
   }
   let result;
   try {
-    result = parseOrderedJson(json.toString('utf8'), { keepTopLevel: RESULT_KEYS });
+    result = parseResult(json.toString('utf8'));
   } catch (err) {
-    if (err instanceof JsonSyntaxError) return { ok: false, reason: `reply JSON does not parse: ${err.message}` };
+    if (err instanceof JsonSyntaxError || err instanceof SyntaxError) return { ok: false, reason: `reply JSON does not parse: ${err.message}` };
     throw err;
   }
-  if (!isJsonObject(result)) return { ok: false, reason: 'reply JSON is not an object' };
+  if (!result) return { ok: false, reason: 'reply JSON is not an object' };
   return newBody ? { ok: true, result, newBody } : { ok: true, result };
+}
+
+const INDEX_LIKE = /^(?:0|[1-9]\d*)$/;
+
+/**
+ * JSON.parse is three times faster than the order-keeping reader, and its objects keep the
+ * document order of every key that does not look like an array index. So: JSON.parse, and
+ * only when a wanted part of the result holds an index-like key ("1", a header named "42"),
+ * read the text again keeping the order. Values past MAX_JSON_DEPTH count as a syntax error
+ * here too.
+ */
+function parseResult(text: string): JsonObject | undefined {
+  const raw: unknown = JSON.parse(text);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const out: JsonObject = new Map();
+  let reparse = false;
+  const convert = (v: unknown, depth: number): JsonValue => {
+    if (depth > MAX_JSON_DEPTH) throw new JsonSyntaxError('nesting too deep', 0);
+    if (v === null || typeof v !== 'object') return v as JsonValue;
+    if (Array.isArray(v)) return v.map((x) => convert(x, depth + 1));
+    const m: JsonObject = new Map();
+    for (const [k, x] of Object.entries(v)) {
+      if (INDEX_LIKE.test(k)) reparse = true;
+      m.set(k, convert(x, depth + 1));
+    }
+    return m;
+  };
+  for (const [k, v] of Object.entries(raw)) if (RESULT_KEYS.has(k)) out.set(k, convert(v, 1));
+  if (!reparse) return out;
+  const ordered = parseOrderedJson(text, { keepTopLevel: RESULT_KEYS });
+  return isJsonObject(ordered) ? ordered : undefined;
 }
