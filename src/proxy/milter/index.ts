@@ -1,0 +1,12 @@
+// The milter v6 front end of the proxy worker (spec proxy-milter.md §4): the proxy hands each
+// accepted connection of a `milter: true` listener to handleMilterConnection.
+
+export { handleMilterConnection, type MilterContext } from './session.js';
+export {
+  milterActions,
+  milterOptions,
+  DEFAULT_MILTER_IDLE_TIMEOUT_MS,
+  DEFAULT_MILTER_MAX_MESSAGE,
+  type MilterActionType,
+  type MilterOptions,
+} from './options.js';
