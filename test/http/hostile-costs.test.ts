@@ -214,6 +214,11 @@ const ATTACKS: Attack[] = [
     reported: { none: 'a fix, not a cap' },
   },
   {
+    name: 'HTML of 100 000 open elements then 150 000 end tags of none of them',
+    make: () => v2(Buffer.from(`${HEAD}Content-Type: text/html\r\n\r\n${'<b>'.repeat(100_000)}${'</x>'.repeat(150_000)}\r\n`)),
+    reported: { none: 'a fix, not a cap' },
+  },
+  {
     name: 'a 7z header of 50 000 kName candidates',
     make: () => v2(multipart(['Content-Type: text/plain\r\n\r\nsee the file', attachment('a.7z', 'application/x-7z-compressed', sevenZipCandidates(400_000))])),
     reported: { none: 'a fix, not a cap' },
