@@ -85,7 +85,9 @@ function decodeValue(buf: Buffer, start: number, end: number, words: EncodedWord
       broken = true;
     }
   } else text = buf.toString('latin1', start, end);
-  if (text.indexOf('\n') >= 0) text = text.replace(/\r?\n(?=[ \t])/g, '').replace(/[\r\n]/g, '');
+  // A value is one line: folds are undone, and a stray CR or LF (a bare CR does not end a line
+  // here) is dropped too, so no rule or generated header sees a line break inside a value.
+  if (text.indexOf('\n') >= 0 || text.indexOf('\r') >= 0) text = text.replace(/\r?\n(?=[ \t])/g, '').replace(/[\r\n]/g, '');
   if (text.indexOf('=?') >= 0) text = decodeEncodedWords(text, words);
   return { value: text.trim(), broken };
 }

@@ -56,8 +56,9 @@ export const MAX_RECEIVED_HOPS = 100;
 export const MAX_HEADER_ADDRESSES = 1024;
 
 /**
- * Characters of one address header kind handed to the address parser, over all its fields: 128
- * headers of 64 KiB junk would cost the parser a second yet yield no address for the cap above.
+ * Characters of the address headers (From, To, Cc, Reply-To, in that order) handed to the
+ * address parser per message: it costs up to ~2.5 µs a character on junk, and 128 headers of
+ * 64 KiB junk would cost seconds yet yield no address for the cap above.
  */
 export const MAX_ADDRESS_LIST_CHARS = 128 * 1024;
 

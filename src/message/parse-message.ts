@@ -27,28 +27,32 @@ function skipPreamble(raw: Buffer): number {
   return i;
 }
 
+/** What is left of MAX_ADDRESS_LIST_CHARS for the message's address headers. */
+interface AddressBudget {
+  chars: number;
+}
+
 /**
- * The addresses of every `name` header, at most MAX_HEADER_ADDRESSES of them from at most
- * MAX_ADDRESS_LIST_CHARS of text (`too_many_addresses` when either cut the list short).
+ * The addresses of every `name` header, at most MAX_HEADER_ADDRESSES of them, from what the
+ * message's budget of characters has left (`too_many_addresses` when either cut the list short).
  */
-function addressHeader(headers: HeaderList, name: string, anomalies: Set<MimeAnomaly>): EmailAddress[] {
+function addressHeader(headers: HeaderList, name: string, budget: AddressBudget, anomalies: Set<MimeAnomaly>): EmailAddress[] {
   const out: EmailAddress[] = [];
-  let chars = MAX_ADDRESS_LIST_CHARS;
   for (const h of headers.get(name)) {
     // Encoded words must be decoded per display name, after the list is split: a decoded
     // name may contain commas or angle brackets.
     let src = h.raw.includes('=?') ? h.raw.replace(/\r?\n(?=[ \t])/g, '') : h.value;
-    if (out.length >= MAX_HEADER_ADDRESSES || chars <= 0) {
+    if (out.length >= MAX_HEADER_ADDRESSES || budget.chars <= 0) {
       anomalies.add('too_many_addresses');
       break;
     }
-    if (src.length > chars) {
+    if (src.length > budget.chars) {
       // Cut at the last comma that fits, so no address is read half.
-      const comma = src.lastIndexOf(',', chars);
-      src = src.slice(0, comma > 0 ? comma : chars);
+      const comma = src.lastIndexOf(',', budget.chars);
+      src = src.slice(0, comma > 0 ? comma : budget.chars);
       anomalies.add('too_many_addresses');
     }
-    chars -= src.length;
+    budget.chars -= src.length;
     for (const a of parseAddressList(src)) {
       if (out.length >= MAX_HEADER_ADDRESSES) {
         anomalies.add('too_many_addresses');
@@ -114,6 +118,7 @@ export function parseMessage(input: Buffer): Message {
   const subject = headers.first('subject')?.value;
   const facts = derive(state.parts, subject, state.anomalies);
   if (headers.get('received').length > MAX_RECEIVED_HOPS) state.anomalies.add('too_many_received');
+  const addressBudget: AddressBudget = { chars: MAX_ADDRESS_LIST_CHARS };
   const msg: Message = {
     raw,
     newline: block.newline,
@@ -122,10 +127,10 @@ export function parseMessage(input: Buffer): Message {
     root,
     parts: state.parts,
     ...facts,
-    from: addressHeader(headers, 'from', state.anomalies),
-    to: addressHeader(headers, 'to', state.anomalies),
-    cc: addressHeader(headers, 'cc', state.anomalies),
-    replyTo: addressHeader(headers, 'reply-to', state.anomalies),
+    from: addressHeader(headers, 'from', addressBudget, state.anomalies),
+    to: addressHeader(headers, 'to', addressBudget, state.anomalies),
+    cc: addressHeader(headers, 'cc', addressBudget, state.anomalies),
+    replyTo: addressHeader(headers, 'reply-to', addressBudget, state.anomalies),
     anomalies: state.anomalies,
   };
   if (words.exhausted) state.anomalies.add('too_many_encoded_words');

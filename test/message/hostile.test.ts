@@ -241,3 +241,9 @@ test('more Received headers than MAX_RECEIVED_HOPS: the message says so', async 
   assert.ok(parseMessage(Buffer.from(`${hop.repeat(MAX_RECEIVED_HOPS + 1)}\r\nx`)).anomalies.has('too_many_received'));
   assert.ok(!parseMessage(Buffer.from(`${hop.repeat(MAX_RECEIVED_HOPS)}\r\nx`)).anomalies.has('too_many_received'));
 });
+
+test('a bare CR inside a header value is dropped like a fold (found by the header property test)', () => {
+  const m = parseMessage(Buffer.from('Received:1\r: \r\nSubject: a\rb\r\n\r\nx'));
+  assert.equal(m.headers.first('received')!.value, '1:');
+  assert.equal(m.subject, 'ab');
+});
