@@ -88,7 +88,9 @@ export class UrlCollector {
     } catch {
       return undefined;
     }
-    const hostAscii = u.hostname;
+    // Special schemes (http, https, ftp, …) have their host lower-cased by the URL parser; other
+    // schemes keep an opaque host as written, and host names are case-insensitive either way.
+    const hostAscii = u.hostname.toLowerCase();
     if (!hostAscii) return undefined;
     const bare = hostAscii.startsWith('[') ? hostAscii.slice(1, -1) : hostAscii;
     const numeric = IPV4.test(bare) || bare.includes(':');
