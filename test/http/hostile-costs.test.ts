@@ -218,6 +218,19 @@ const ATTACKS: Attack[] = [
     make: () => v2(Buffer.from(`${HEAD}Content-Type: text/html\r\n\r\n${'<b>'.repeat(100_000)}${'</x>'.repeat(150_000)}\r\n`)),
     reported: { none: 'a fix, not a cap' },
   },
+  { name: 'a 1 MB body of "data:"', make: () => v2(Buffer.from(`${HEAD}\r\n${'data:'.repeat(200_000)}\r\n`)), reported: { none: 'a fix, not a cap' } },
+  { name: 'a 300 KB body of "aa." (Bayes words)', make: () => v2(Buffer.from(`${HEAD}\r\n${'aa.'.repeat(100_000)}\r\n`)), reported: { none: 'a fix, not a cap' } },
+  {
+    name: 'header values the rule regexps backtracked over',
+    make: () => v2(Buffer.from([
+      'From: a@example.com', 'To: b@example.org', 'Subject: t', 'Date: Thu, 1 Jan 2026 00:00:00 +0000',
+      `Message-Id: ${'('.repeat(60_000)}`, `Reply-To: ${'"'.repeat(60_000)}`, `List-Unsubscribe: ${'<mailto:'.repeat(7000)}`,
+      `Authentication-Results: mx.example.org; ${'dkim=a'.repeat(10_000)}`, `X-Mailer: ${'=?'.repeat(30_000)}`, 'List-Id: <x>', `List-Post: ${'<'.repeat(60_000)}`,
+      'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: application/octet-stream',
+      `Content-Disposition: inline; ${'filename='.repeat(7000)}`, '', 'x', '--b', 'Content-Type: text/plain', '', 'see', '--b--', '',
+    ].join('\r\n'))),
+    reported: { none: 'a fix, not a cap' },
+  },
   {
     name: 'a 7z header of 50 000 kName candidates',
     make: () => v2(multipart(['Content-Type: text/plain\r\n\r\nsee the file', attachment('a.7z', 'application/x-7z-compressed', sevenZipCandidates(400_000))])),

@@ -5,11 +5,39 @@ import type { Task } from '../../plugin-api/index.js';
 
 export type Pred = (task: Task) => boolean;
 
+/** A regexp, or a test written out where the regexp's backtracking would be quadratic. */
+export interface Matcher {
+  test(value: string): boolean;
+}
+
 /** Any header of that name whose decoded value matches (Rspamd `Name=/re/H`). */
-export const hdr = (name: string, re: RegExp): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.value));
+export const hdr = (name: string, re: Matcher): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.value));
 
 /** Any header of that name whose raw value (folding kept) matches (Rspamd `Name=/re/X`). */
-export const rawHdr = (name: string, re: RegExp): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.raw.replace(/^[ \t]+/, '')));
+export const rawHdr = (name: string, re: Matcher): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.raw.replace(/^[ \t]+/, '')));
+
+const NON_BLANK_RUN = /\S+/g;
+
+/**
+ * `/=\?\S+\?B\?/i` (or `?Q?`): in some run of non-blanks, `=?`, at least one character, then
+ * `?B?`. Checked from the run's first `=?` (a later one cannot do better); the regexp retried
+ * from every `=?` to the run's end, quadratic on a value of `=?=?=?…`.
+ */
+export function encodedWordStart(letter: 'B' | 'Q'): Matcher {
+  const marker = `?${letter}?`;
+  return {
+    test(value) {
+      if (value.indexOf('=?') < 0) return false;
+      NON_BLANK_RUN.lastIndex = 0;
+      for (let m = NON_BLANK_RUN.exec(value); m; m = NON_BLANK_RUN.exec(value)) {
+        const run = m[0];
+        const at = run.indexOf('=?');
+        if (at >= 0 && run.toUpperCase().indexOf(marker, at + 3) >= 0) return true;
+      }
+      return false;
+    },
+  };
+}
 
 export const exists = (name: string): Pred => (task) => task.message.headers.has(name);
 

@@ -71,6 +71,17 @@ export function checkMixedBogus(task: Task): void {
   task.insert('CTYPE_MIXED_BOGUS');
 }
 
+/**
+ * /filename=.+\.asc/ written out (`.` stops at line ends): a line with `filename=`, then at least
+ * one character, then `.asc`. The regexp retried `.+` from every `filename=` to the end.
+ */
+export function ascFilename(value: string): boolean {
+  return value.split(/[\n\r\u2028\u2029]/).some((line) => {
+    const at = line.indexOf('filename=');
+    return at >= 0 && line.indexOf('.asc', at + 10) >= 0;
+  });
+}
+
 export function checkMissingDisposition(task: Task): void {
   const parts = task.message.parts;
   for (const p of parts) {
@@ -78,7 +89,7 @@ export function checkMissingDisposition(task: Task): void {
     const cd = p.headers.first('content-disposition')?.value;
     if (cd !== undefined && /^attachment/i.test(cd)) continue;
     if (p.headers.has('content-id')) return;
-    if (parts.length > 1 && cd !== undefined && /filename=.+\.asc/.test(cd)) return;
+    if (parts.length > 1 && cd !== undefined && ascFilename(cd)) return;
     if (p.parent?.contentType.type === 'multipart/encrypted') return;
     task.insert('CTYPE_MISSING_DISPOSITION');
     return;
