@@ -82,3 +82,27 @@ test('Bayes words: a run of "aa." is tokenised in linear time (300 KB took 83 s)
   splitWords('write to bob.smith+x@mail.example.org or see www.example.com now', sink);
   assert.deepEqual(sink.words.filter((w) => w.includes('!!') || w.includes('example')), ['!!EX!!', 'example.com']);
 });
+
+test("Rspamd's FORGED_GENERIC_RECEIVED rules: the lines before the match read in one pass", async () => {
+  const { afterLines, openedAndClosedBy } = await import('../../src/modules/header-regexps/predicates.js');
+  const { DATE_TAIL } = await import('../../src/modules/header-regexps/rules.js');
+  const date = 'Thu, 1 Jan 2026 00:00:00 +0000';
+  const alphabet = [' ', '\n', '\r', '\r\n', '\u2028', '\t', 'a', 'from [1.2.3.4]', 'from [1.2.3.5]', `from 1.2.3.4 by x; ${date}`, `from localhost by x; ${date}`,
+    `from [1.2.3.4] by a.com; ${date}`, `by 1.2.3.4 with SMTP id abcdefghijklmn.1234567890123;\n${date} (GMT)`, ` ${date}`, 'by '];
+  const ip = String.raw`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}`;
+  const tails = [
+    String.raw`from \[${ip}\] by (([\w\d-]+\.)+[a-zA-Z]{2,6}|${ip}); ${DATE_TAIL}`,
+    String.raw`by ${ip} with SMTP id [a-zA-Z]{14}\.\d{13};[\r\n\s]*${DATE_TAIL} \(GMT\)`,
+    String.raw`from localhost by \S+;\s+${DATE_TAIL}[\s\r\n]*$`,
+  ];
+  for (const tail of tails) {
+    const original = new RegExp(String.raw`^\s*(.+\n)*${tail}`);
+    const matcher = afterLines(new RegExp(tail));
+    same(alphabet, (s) => original.test(s), (s) => matcher.test(s), 10_000);
+    linear(tail.slice(0, 20), LIMIT_MS, () => matcher.test(' \n'.repeat(32_768)));
+  }
+  const five = new RegExp(String.raw`\s*from \[(${ip})\].*\n(.+\n)*\s*from \1 by \S+;\s+${DATE_TAIL}$`);
+  const fiveMatcher = openedAndClosedBy(new RegExp(String.raw`^from (${ip}) by \S+;\s+${DATE_TAIL}$`));
+  same(alphabet, (s) => five.test(s), (s) => fiveMatcher.test(s), 10_000);
+  linear('FORGED_GENERIC_RECEIVED5', LIMIT_MS, () => fiveMatcher.test(`${'from [1.2.3.4]\n'.repeat(4000)}${'\r\n'.repeat(8000)}`));
+});

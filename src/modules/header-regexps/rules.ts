@@ -1,6 +1,6 @@
 // Rspamd 3.4's header regexp rules (rules/regexp/headers.lua), each a predicate over the message.
 // The regexps keep Rspamd's meaning; they are written here for JavaScript's engine.
-import { all, any, bodyText, encodedWordStart, exists, hasHtmlPart, hdr, htmlTag, not, onlyHtml, rawHdr, recipientsSorted, trackerOnlyPart, type Matcher, type Pred } from './predicates.js';
+import { afterLines, all, any, bodyText, encodedWordStart, exists, hasHtmlPart, hdr, htmlTag, not, onlyHtml, openedAndClosedBy, rawHdr, recipientsSorted, trackerOnlyPart, type Matcher, type Pred } from './predicates.js';
 
 /** 8-bit or control bytes: a value with them needs MIME encoding, one without does not. */
 const NEEDS_MIME = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]/;
@@ -85,7 +85,7 @@ const noInrYesRef = any(
   hdr('User-Agent', /^Xnews/),
 );
 
-const DATE_TAIL = String.raw`\w{3}, \d+ \w{3} 20\d\d \d\d:\d\d:\d\d [+-]\d\d\d0`;
+export const DATE_TAIL = String.raw`\w{3}, \d+ \w{3} 20\d\d \d\d:\d\d:\d\d [+-]\d\d\d0`;
 
 /** Rule name → predicate. Scores, groups and descriptions are in symbols.ts. */
 export const HEADER_REGEXP_RULES: Record<string, Pred> = {
@@ -164,11 +164,13 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
     not(hdr('X-Mailer', /^Microsoft (?:Office )?Outlook 1[245]\.0/)),
   ),
   RCVD_ILLEGAL_CHARS: rawHdr('Received', /[\x80-\xff]/),
-  FORGED_GENERIC_RECEIVED: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by (([\w\d-]+\.)+[a-zA-Z]{2,6}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}); ${DATE_TAIL}`)),
-  FORGED_GENERIC_RECEIVED2: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by ([\w\d-]+\.)+[a-z]{2,6} id [\w\d]{12}; ${DATE_TAIL}`)),
-  FORGED_GENERIC_RECEIVED3: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*by \d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3} with SMTP id [a-zA-Z]{14}\.\d{13};[\r\n\s]*${DATE_TAIL} \(GMT\)`)),
-  FORGED_GENERIC_RECEIVED4: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from localhost by \S+;\s+${DATE_TAIL}[\s\r\n]*$`)),
-  FORGED_GENERIC_RECEIVED5: rawHdr('Received', new RegExp(String.raw`\s*from \[(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})\].*\n(.+\n)*\s*from \1 by \S+;\s+${DATE_TAIL}$`)),
+  // Rspamd's /^\s*(.+\n)*X/ and /\s*from \[(ip)\].*\n(.+\n)*\s*from \1 by …$/, written out in
+  // predicates.ts: as regexps they backtracked over every line (seconds per 64 KiB value).
+  FORGED_GENERIC_RECEIVED: rawHdr('Received', afterLines(new RegExp(String.raw`from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by (([\w\d-]+\.)+[a-zA-Z]{2,6}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}); ${DATE_TAIL}`))),
+  FORGED_GENERIC_RECEIVED2: rawHdr('Received', afterLines(new RegExp(String.raw`from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by ([\w\d-]+\.)+[a-z]{2,6} id [\w\d]{12}; ${DATE_TAIL}`))),
+  FORGED_GENERIC_RECEIVED3: rawHdr('Received', afterLines(new RegExp(String.raw`by \d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3} with SMTP id [a-zA-Z]{14}\.\d{13};[\r\n\s]*${DATE_TAIL} \(GMT\)`))),
+  FORGED_GENERIC_RECEIVED4: rawHdr('Received', afterLines(new RegExp(String.raw`from localhost by \S+;\s+${DATE_TAIL}[\s\r\n]*$`))),
+  FORGED_GENERIC_RECEIVED5: rawHdr('Received', openedAndClosedBy(new RegExp(String.raw`^from (\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}) by \S+;\s+${DATE_TAIL}$`))),
   INVALID_POSTFIX_RECEIVED: rawHdr('Received', / \(Postfix\) with ESMTP id [A-Z\d]+([\s\r\n]+for <\S+?>)?;[\s\r\n]*[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d\d\d\d \d\d:\d\d:\d\d [+-]\d\d\d\d$/),
   // Rspamd rules/regexp/misc.lua: the sender introduces itself by name or title.
   INTRODUCTION: bodyText(/\b(?:my name is\b|(?:i am|this is)\s+(?:mr|mrs|ms|miss|master|sir|prof(?:essor)?|d(?:octo)?r|rev(?:erend)?)(?:\.|\b))/i),
