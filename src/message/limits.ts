@@ -63,8 +63,9 @@ export const MAX_HEADER_ADDRESSES = 1024;
 export const MAX_ADDRESS_LIST_CHARS = 128 * 1024;
 
 /**
- * RFC 2047 encoded words decoded per header block; each is a charset conversion. Beyond it the
- * words stay as written: a header block of 8 MiB of encoded words would take most of a second.
+ * RFC 2047 encoded words decoded per message (all its header blocks share it; a value decoded on
+ * its own gets one of its own); each is a charset conversion. Beyond it the words stay as
+ * written: a header block of 8 MiB of encoded words would take most of a second.
  */
 export const MAX_ENCODED_WORDS = 2048;
 
@@ -78,8 +79,9 @@ export const MAX_HTML_BYTES_PER_MESSAGE = 4 * 1024 * 1024;
 export const MAX_URL_SCAN_CHARS_PER_MESSAGE = 2 * 1024 * 1024;
 
 /**
- * Envelope recipients kept per scan (Postfix's default smtpd_recipient_limit). A /checkv3 request
- * can carry a metadata list of millions; each would be parsed, matched against settings rules
- * and written to the history row.
+ * Envelope recipients kept per scan request (Postfix's default smtpd_recipient_limit); the rest
+ * are dropped with a log line (src/protocol/parse-v2.ts). A /checkv3 request can carry a
+ * metadata list of millions; each would be parsed, matched against settings rules and written to
+ * the history row.
  */
 export const MAX_ENVELOPE_RCPT = 1000;
