@@ -171,6 +171,11 @@ const ATTACKS: Attack[] = [
     },
     reported: { log: /recipients past the cap dropped/ },
   },
+  {
+    name: 'a 40 MB plain-text body (size, not count: the text scans and the Bayes tokeniser)',
+    make: () => v2(Buffer.from(`${HEAD}Content-Type: text/plain; charset=utf-8\r\n\r\n${'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod http://x.example.com/\r\n'.repeat(450_000)}`)),
+    reported: { limits: ['url_scan_truncated'] },
+  },
   { name: '1 000 000 HTML tags', make: () => v2(Buffer.from(`${HEAD}Content-Type: text/html\r\n\r\n<html><body>${'<b>x</b>'.repeat(1_000_000)}</body></html>\r\n`)), reported: { limits: ['html_too_long'] } },
   {
     name: '40 HTML parts of 1 MB',
