@@ -3,7 +3,7 @@
 // probability stay in the task cache for autolearn.
 import type { BayesScope, BayesStore, Task } from '../../plugin-api/index.js';
 import { BayesClassifier, principalUser } from '../../stats/classifier.js';
-import { messageHasBadUnicode, type TokenList } from '../../stats/tokenize.js';
+import { MAX_TOKENIZED_CHARS, messageHasBadUnicode, type TokenList } from '../../stats/tokenize.js';
 import { isStoreError, type StoreOutage } from '../shared/outage-log.js';
 
 /** Task cache key of this module's per-task state. */
@@ -65,6 +65,7 @@ export function makeClassifyCheck(classifier: BayesClassifier, store: BayesStore
     }
     const tokens = classifier.tokenize(msg);
     if (tokens.badUnicode) task.setFlag('bad_unicode');
+    if (tokens.textCut) task.log.info('bayes: text past the tokeniser cap not split into words', { cap: MAX_TOKENIZED_CHARS });
     const state: BayesTaskState = { tokens, scope };
     task.cache.set(BAYES_CACHE_KEY, state);
     let c;
