@@ -11,6 +11,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { startTestWorker, type TestWorker } from '../client/worker.js';
 import { run } from './run.js';
@@ -105,6 +107,21 @@ describe('spamc against the worker (legacy_compat: spamd)', { skip }, () => {
     const r = await spamc(['-L', 'spam'], GTUBE);
     assert.equal(r.code, EX_IOERR, r.stdout + r.stderr);
     assert.ok(!/learned/.test(r.stdout), r.stdout);
+  });
+
+  it("the README's spamc lines work as written (port aside) on GTUBE", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const lines = readme.split('\n').filter((l) => l.startsWith('spamc -d 127.0.0.1 -p 11333'));
+    assert.equal(lines.length, 4);
+    const file = join(DIRECT, '02-check-gtube', 'client-request.bin');
+    for (const line of lines) {
+      // `< message.eml` becomes the GTUBE message (the request's body, after its header block).
+      const cmd = line.replace(/#.*$/, '').replace('-p 11333', `-p ${worker.port}`).replace('< message.eml', `< <(tail -c ${GTUBE.length} ${file})`);
+      const r = await promisify(execFile)('bash', ['-c', `${cmd}; echo "rc=$?"`], { timeout: 60_000 });
+      const rc = Number(/rc=(\d+)\n$/.exec(r.stdout)?.[1]);
+      assert.equal(rc, line.includes(' -c ') ? EX_ISSPAM : 0, `${line}\n${r.stdout}`);
+      assert.ok(r.stdout.length > 'rc=0\n'.length, line);
+    }
   });
 
   it('-x (no safe fallback): a scan that works needs none', async () => {
