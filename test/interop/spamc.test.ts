@@ -15,6 +15,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { startTestWorker, type TestWorker } from '../client/worker.js';
+import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
+import { runCli } from '../cli/run-cli.js';
 import { run } from './run.js';
 
 const SPAMC = '/usr/bin/spamc';
@@ -164,5 +166,25 @@ describe('spamc against the worker with legacy_compat: rspamd: what it printed a
     const r = await run(SPAMC, ['-d', worker.host, '-p', String(worker.port), '-c'], HAM);
     assert.equal(r.code, recorded('01-check-clean').rc);
     assert.match(r.stdout, /^\d+\.\d\/15\.0\n$/);
+  });
+});
+
+describe('spamc against `mailsift serve` (supervisor, worker processes, the config file)', { skip }, () => {
+  it('legacy_compat from mailsift.yaml reaches the worker processes: spamd exits 1 on GTUBE, rspamd 0', async () => {
+    for (const [compat, rc] of [['spamd', EX_ISSPAM], ['rspamd', EX_NOTSPAM]] as const) {
+      const dir = await makeConfDir({ 'mailsift.yaml': `workers:\n  normal: { bind: "127.0.0.1:0", count: 1, legacy_compat: ${compat} }\n  controller: { enabled: false }\n` });
+      const srv = runCli(['serve', '-c', dir]);
+      try {
+        const listening = await srv.waitFor((l) => l.worker === 'normal' && typeof l.port === 'number' && /^listening on /.test(l.msg), 'the normal listener', 120_000);
+        const r = await run(SPAMC, ['-d', '127.0.0.1', '-p', String(listening.port), '-c'], GTUBE);
+        assert.equal(r.code, rc, `${compat}: ${r.stdout}${r.stderr}`);
+        assert.equal(r.stdout, '15.0/15.0\n');
+        srv.child.kill('SIGTERM');
+        assert.equal((await srv.exited).code, 0, srv.output());
+      } finally {
+        srv.child.kill('SIGKILL');
+        await removeConfDir(dir);
+      }
+    }
   });
 });
