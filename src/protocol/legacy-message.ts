@@ -34,12 +34,25 @@ const MAX_NAME_PEEK = 1000;
  * not trusted, and this bounds the work one reply can ask for. Rspamd's modules emit a few dozen.
  */
 const MAX_HEADER_EDITS = 1000;
+/**
+ * Header fields parsed one by one for editing. A message may be max_message of header lines; one
+ * object per line would cost far more than the message, so the lines past this are kept as
+ * they came, in one piece (no edit reaches into it; our headers still end the header block).
+ */
+const MAX_HEADER_FIELDS = 10_000;
 /** Longest header line we write before folding, as RFC 5322 recommends (78). */
 const FOLD_WIDTH = 78;
 /** SpamAssassin caps X-Spam-Level at 50 stars. */
 const MAX_LEVEL_STARS = 50;
 /** The headers this reply owns: copies already in the message are removed (a sender could forge them). */
 const SA_HEADERS = ['X-Spam-Flag', 'X-Spam-Level', 'X-Spam-Status'];
+
+/** Start of the first blank line at or after `pos` (a line start), or the message's end. */
+function headerEnd(msg: Buffer, pos: number): number {
+  const from = Math.max(0, pos - 1);
+  const ends = [msg.indexOf('\n\n', from), msg.indexOf('\n\r\n', from)].filter((i) => i >= 0);
+  return ends.length > 0 ? Math.max(pos, Math.min(...ends) + 1) : msg.length;
+}
 
 function isBlankLine(line: Buffer): boolean {
   return (line.length === 1 && line[0] === 10) || (line.length === 2 && line[0] === 13 && line[1] === 10);
@@ -62,6 +75,13 @@ function splitMessage(msg: Buffer): SplitMessage {
       break;
     }
     const c0 = line[0];
+    if (out.fields.length >= MAX_HEADER_FIELDS) {
+      const end = headerEnd(msg, pos);
+      out.fields.push({ lname: '', bytes: EMPTY });
+      parts.push([msg.subarray(pos, end)]);
+      pos = end;
+      continue;
+    }
     if (pos === 0 && line.subarray(0, 5).toString('latin1') === 'From ') {
       out.prefix = line;
     } else if ((c0 === 32 || c0 === 9) && parts.length > 0) {

@@ -253,6 +253,16 @@ describe('PROCESS and HEADERS', () => {
     assert.equal(empty, 'X-Spam-Status: No, score=0.00 required=15.00 tests=none action=no_action\n\n');
   });
 
+  it('a message of 100 000 header lines: the lines past the first 10 000 are kept as they came, ours still end the header block', () => {
+    const lines = Array.from({ length: 100_000 }, (_, i) => `X-H${i}: v`).join('\r\n');
+    const msg = Buffer.from(`Subject: s\r\n${lines}\r\nX-Spam-Flag: NO\r\n\r\nbody\r\n`);
+    const part = spamc(renderLegacyReply('spamc', 'PROCESS', result(), { message: msg })).part;
+    assert.ok(part.includes(`\r\n${lines}\r\n`), 'every line kept, in order');
+    assert.ok(part.endsWith('X-Spam-Status: Yes, score=7.50 required=15.00 tests=BIG,SMALL,NEG\r\n\taction=add_header\r\n\r\nbody\r\n'));
+    // The forged flag lies past the cap, where no edit reaches: it stays (SpamAssassin would drop it).
+    assert.equal(part.split('X-Spam-Flag: ').length - 1, 2);
+  });
+
   it('a long X-Spam-Status is folded after commas within 78 columns', () => {
     const symbols = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`SYMBOL_NUMBER_${i}`, { score: 0.1 }]));
     const part = spamc(renderLegacyReply('spamc', 'PROCESS', result({ symbols }), { message: MSG })).part;
