@@ -4,7 +4,7 @@
 // text request is rendered from the same v2 result object the proxy gets from an upstream.
 
 import { encode as msgpackEncode } from '@msgpack/msgpack';
-import { MailsiftError } from '../http/errors.js';
+import { classifyError, MailsiftError } from '../http/errors.js';
 import { replyForError } from '../http/reply.js';
 import { createTransport, DEFAULT_MAX_BODY_BYTES, type TransportOptions } from '../http/server.js';
 import type { Reply, Request } from '../http/types.js';
@@ -137,7 +137,9 @@ export function createNormalHandler(opts: {
   async function scanLegacy(req: Request, dialect: LegacyDialect): Promise<Reply> {
     const text = (body: Buffer): Reply => ({ status: 200, raw: true, close: true, body });
     const refuse = (err: unknown): Reply => {
-      log.info('legacy request refused', { dialect, command: req.method.slice(0, 32), err: String((err as Error)?.message ?? err) });
+      // A coded error is the client's request or a known failure; anything else is a bug.
+      if (!classifyError(err).known) onUnknown(err);
+      else log.info('legacy request refused', { dialect, command: req.method.slice(0, 32), err: String((err as Error)?.message ?? err) });
       return text(renderLegacyError(dialect, err));
     };
     const command = req.method;
