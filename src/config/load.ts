@@ -24,6 +24,7 @@ import { pathKey, readYamlSource, type Position } from './yaml-source.js';
 import { workerCrypt, type WorkerCryptConfig } from './schema-keypair.js';
 import type { FuzzyWorkerConfig } from '../fuzzy/worker-config.js';
 import { workerTls, type WorkerTlsConfig } from './schema-tls.js';
+import type { LegacyCompat } from '../protocol/legacy-command.js';
 
 export const MAIN_FILE = 'mailsift.yaml';
 export const GROUPS_FILE = 'groups.yaml';
@@ -46,6 +47,8 @@ export interface NormalWorkerConfig {
   dictionaries: { input?: ZstdDictionary; output?: ZstdDictionary };
   /** Peers allowed to name local files and shm segments as the message; [] refuses all. */
   fileInputPeers: string[];
+  /** spamc/RSPAMC text protocol behaviour (src/protocol/legacy-command.ts). */
+  legacyCompat: LegacyCompat;
   /** HTTP encryption, when the worker has a keypair. */
   crypt?: WorkerCryptConfig;
   /** HTTPS listener (schema-tls.ts). */
@@ -317,6 +320,7 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
           ...(output.dictionary ? { output: output.dictionary } : {}),
         },
         fileInputPeers: normal.file_input_peers,
+        legacyCompat: normal.legacy_compat,
         ...(crypt.normal.crypt ? { crypt: crypt.normal.crypt } : {}),
         ...(tls.normal.tls ? { tls: tls.normal.tls } : {}),
       },

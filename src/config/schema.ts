@@ -9,6 +9,7 @@ import { WorkerTlsKeys } from './schema-tls.js';
 import { WorkerCryptKeys } from './schema-keypair.js';
 import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
 import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
+import { DEFAULT_LEGACY_COMPAT, LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';
 
 /** Caps what a config can ask for; each protects the machine from a typo like `count: 2000`. */
 export const MAX_WORKER_COUNT = 256; // more processes than this only thrash a host
@@ -43,6 +44,12 @@ const Network = parsed((v) => (typeof v === 'string' && parseNetwork(v) ? v : un
 /** Peers allowed to name local files and shm segments as the message (File, Shm headers); [] refuses all. */
 const FileInputPeers = z.array(Network).default([...LOOPBACK_NETWORKS]);
 
+/**
+ * spamc/RSPAMC text requests: `spamd` answers every spamc command and sets the spam flag from the
+ * action; `rspamd` is Rspamd 3.4 to the byte (CHECK/SYMBOLS only, flag always False).
+ */
+export const LegacyCompat = z.enum(LEGACY_COMPAT_MODES).default(DEFAULT_LEGACY_COMPAT);
+
 const MAX_DICT_ID = 0xffffffff; // zstd dictionary ids are 32-bit
 /** A trained dictionary's path, or `{file, id}` where id must match the one stored in the file. */
 const Dictionary = z
@@ -68,6 +75,7 @@ const NormalWorker = z.strictObject({
   /** Dictionary for zstd replies to clients that asked with the matching `Dictionary` id. */
   zstd_output_dictionary: Dictionary.optional(),
   file_input_peers: FileInputPeers,
+  legacy_compat: LegacyCompat,
   // HTTP encryption (keypair, encrypted_only): see schema-keypair.ts.
   ...WorkerCryptKeys,
   // HTTPS listener (tls): see schema-tls.ts.

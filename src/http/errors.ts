@@ -32,6 +32,8 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   ERR_REQUEST_TIMEOUT: { status: 408, domain: 'transport-error' },
   ERR_UNSUPPORTED_VERSION: { status: 505, domain: 'transport-error' },
   ERR_LEGACY_COMMAND: { status: 400, domain: 'transport-error' },
+  // spamc's TELL (learning) on the scan port: refused, learning needs the controller's password.
+  ERR_LEGACY_TELL: { status: 403, domain: 'protocol-error' },
   // Routing.
   ERR_UNKNOWN_COMMAND: { status: 404, domain: 'protocol-error' },
   // Compression.

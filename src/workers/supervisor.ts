@@ -110,6 +110,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
       },
       log: wlog,
       fileInputPeers: w.fileInputPeers,
+      legacyCompat: w.legacyCompat,
       transport: { keepAliveTimeoutMs: w.keepaliveTimeout * 1000, crypt: createHttpCrypt(w.crypt, wlog) },
       ...(serverName ? { serverName } : {}),
       listen: tlsListenOptions(w.tls, wlog),
