@@ -3,7 +3,7 @@
 // exactly. Scan requests go request → protocol decode → Scanner → protocol render.
 
 import { encode as msgpackEncode } from '@msgpack/msgpack';
-import { MailsiftError } from '../http/errors.js';
+import { classifyError, MailsiftError } from '../http/errors.js';
 import { replyForError } from '../http/reply.js';
 import { createTransport, DEFAULT_MAX_BODY_BYTES, type TransportOptions } from '../http/server.js';
 import type { Reply, Request } from '../http/types.js';
@@ -125,24 +125,31 @@ export function createNormalHandler(opts: {
 
   async function scanLegacy(req: Request, dialect: 'spamc' | 'rspamc'): Promise<Reply> {
     const text = (body: Buffer): Reply => ({ status: 200, raw: true, close: true, body });
+    // The text dialects' counterpart of replyForError: a coded error (a bad request, a message
+    // source that cannot be read, a failed scan) keeps its text on the error line; anything
+    // else is a bug, logged (error ring) and answered as an internal error without its details.
+    const fail = (err: unknown): Reply => {
+      const shape = classifyError(err);
+      if (!shape.known) onUnknown(err);
+      return text(renderTextError(dialect, shape.message));
+    };
     let sr: ScanRequest;
     try {
       if (namesMessageSource(req, 'v2')) ({ req } = await withSource(req, 'v2'));
       sr = decodeV2Request(req, 'v2', decodeOpts);
     } catch (err) {
-      return text(renderTextError(dialect, (err as Error).message));
+      return fail(err);
     }
     // SpamAssassin's `User:` names the local recipient account, not an SMTP AUTH user.
     if (dialect === 'spamc') delete sr.meta.user;
-    let result;
     try {
-      result = await scanObserved(sr, false);
+      const result = await scanObserved(sr, false);
+      const body = dialect === 'spamc' ? renderSpamcText(result) : renderRspamcText(result);
+      const block = sr.meta.flags.has('body_block') ? bodyBlockOf(result, sr.meta.flags.has('milter')) : undefined;
+      return text(block ? Buffer.concat([body, block]) : body);
     } catch (err) {
-      return text(renderTextError(dialect, (err as Error).message));
+      return fail(err);
     }
-    const body = dialect === 'spamc' ? renderSpamcText(result) : renderRspamcText(result);
-    const block = sr.meta.flags.has('body_block') ? bodyBlockOf(result, sr.meta.flags.has('milter')) : undefined;
-    return text(block ? Buffer.concat([body, block]) : body);
   }
 
   return (req: Request): Promise<Reply> | Reply => {
