@@ -57,6 +57,22 @@ export function loadDictionaries(files: DictionaryFiles | undefined): Dictionary
 }
 
 /**
+ * Why zstd cannot use `data` as a dictionary, or undefined when it can (both directions).
+ * A trained dictionary whose tables are corrupt passes the magic and id checks but fails
+ * here; checked at load, so that is a config error naming the file, not a failure of every
+ * request that asks for the dictionary.
+ */
+export function dictionaryProblem(data: Buffer): string | undefined {
+  try {
+    new binding.DCtx().loadDictionary(data);
+    new binding.CCtx().loadDictionary(data);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/**
  * Checks the `Dictionary` request header against the configured input dictionary and
  * returns the bytes to decode with (undefined: no dictionary requested).
  */

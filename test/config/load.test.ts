@@ -6,6 +6,7 @@ import { loadConfig, readConfig } from '../../src/config/load.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { ConfigError, isConfigError, type ConfigIssue } from '../../src/config/errors.js';
 import { makeConfDir, removeConfDir } from './conf-dir.js';
+import { TRAINED_DICTIONARY } from '../helpers/zstd-dictionary.js';
 
 /** Runs loadConfig expecting failure; returns the issues. */
 async function issuesOf(files: Record<string, string | Buffer>): Promise<readonly ConfigIssue[]> {
@@ -212,10 +213,8 @@ test('the same action under two spellings is an error', async () => {
   assert.equal(issues[0]!.path, 'actions.add header');
 });
 
-test('zstd dictionaries: a missing file and an id that contradicts the file are errors', async () => {
-  const trained = Buffer.alloc(64);
-  trained.writeUInt32LE(0xec30a437, 0);
-  trained.writeUInt32LE(4242, 4);
+test('zstd dictionaries: a missing file, an id that contradicts the file and corrupt tables are errors', async () => {
+  const trained = TRAINED_DICTIONARY;
   const issues = await issuesOf({
     'in.dict': trained,
     'mailsift.yaml': 'workers:\n  normal:\n    zstd_input_dictionary: { file: in.dict, id: 7 }\n    zstd_output_dictionary: nope.dict\n',
@@ -227,6 +226,13 @@ test('zstd dictionaries: a missing file and an id that contradicts the file are 
   const raw = await issuesOf({ 'raw.dict': 'some raw content', 'mailsift.yaml': 'workers:\n  normal:\n    zstd_output_dictionary: raw.dict\n' });
   assert.match(raw[0]!.expected, /trained zstd dictionary/);
   assert.equal(raw[0]!.line, 3);
+
+  // The magic and id of a trained dictionary, then tables zstd cannot read.
+  const corrupt = Buffer.concat([trained.subarray(0, 8), Buffer.alloc(100, 0xff)]);
+  const bad = await issuesOf({ 'bad.dict': corrupt, 'mailsift.yaml': 'workers:\n  normal:\n    zstd_input_dictionary: bad.dict\n' });
+  assert.equal(bad.length, 1);
+  assert.equal(bad[0]!.path, 'workers.normal.zstd_input_dictionary');
+  assert.match(bad[0]!.found, /^"bad\.dict" \(.+\)$/);
 
   const ok = await load({ 'in.dict': trained, 'mailsift.yaml': 'workers:\n  normal:\n    zstd_input_dictionary: in.dict\n    zstd_output_dictionary: { file: in.dict, id: 4242 }\n' });
   assert.equal(ok.workers.normal.dictionaries.input?.id, 4242);
