@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { loadConfig, readConfig } from '../../src/config/load.js';
+import { deepMerge } from '../../src/config/merge.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { ConfigError, isConfigError, type ConfigIssue } from '../../src/config/errors.js';
 import { makeConfDir, removeConfDir } from './conf-dir.js';
@@ -385,4 +386,24 @@ test('runtime checks: a controller plugin file that does not load is an issue na
   assert.match(lines[0]!, /^controller\/extra\.mjs:-:- plugins\.bad\.1: a controller plugin file that loads \/ controller plugin endpoint skipped: bad name or no handler function$/);
   assert.match(lines[1]!, /^controller\/none\.mjs:-:- : a controller plugin file that loads \/ controller plugin file exports no `plugins`$/);
   assert.match(lines[2]!, /^local\.d\/controller\.mjs:-:- : a controller plugin file that loads \/ cannot load controller plugin file: .+/);
+});
+
+test('a `__proto__` key is an error at its line, in any file and at any depth; it changes no prototype', async () => {
+  const issues = await issuesOf({
+    'mailsift.yaml': 'actions:\n  reject: 15\n',
+    'local.d/mailsift.yaml': 'workers:\n  __proto__:\n    normal: { count: 1 }\n',
+    'local.d/rbl.yaml': 'rbls:\n  __proto__:\n    rbl: evil.example.net\n',
+  });
+  const proto = issues.filter((i) => i.found === '"__proto__"');
+  assert.deepEqual(proto.map((i) => [i.path, i.line, i.column]).sort(), [['rbls.__proto__', 2, 3], ['workers.__proto__', 2, 3]]);
+  assert.ok(proto.every((i) => /local\.d[/\\](mailsift|rbl)\.yaml$/.test(i.file)), JSON.stringify(proto));
+  assert.equal(({} as Record<string, unknown>).normal, undefined);
+});
+
+test('deepMerge keeps a `__proto__` key as an entry of the merged map', () => {
+  const over = JSON.parse('{"a":{"__proto__":{"injected":1},"b":2}}') as Record<string, unknown>;
+  const merged = deepMerge({ a: { c: 3 } }, over) as { a: Record<string, unknown> };
+  assert.deepEqual(Object.keys(merged.a).sort(), ['__proto__', 'b', 'c']);
+  assert.equal(merged.a.injected, undefined, 'the key did not become the prototype');
+  assert.equal(Object.getPrototypeOf(merged.a), Object.prototype);
 });
