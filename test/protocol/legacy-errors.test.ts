@@ -45,11 +45,11 @@ describe('legacy text dialect errors', () => {
   const errors = () => log.lines.filter((l) => l.level === 'error');
 
   it('a bug while decoding is logged and answered as an internal error (spamc and RSPAMC)', async () => {
-    for (const [dialect, proto] of [['SPAMC/1.2', 'SPAMD/1.1'], ['RSPAMC/1.3', 'RSPAMD/1.3']] as const) {
+    for (const [dialect, proto] of [['SPAMC/1.2', 'SPAMD/1.0'], ['RSPAMC/1.3', 'RSPAMD/1.3']] as const) {
       const before = errors().length;
       const req = textRequest(dialect, [['Compression', 'zstd'], ['Dictionary', '5']], zstdCompress(MSG));
       const { data } = await exchange(port, req);
-      assert.equal(data.toString(), `${proto} 76 internal error\r\n`, dialect);
+      assert.equal(data.toString(), `${proto} 70 internal error\r\n`, dialect);
       const logged = errors().slice(before);
       assert.equal(logged.length, 1, `${dialect}: one error line`);
       assert.match(String(logged[0]!.extra?.err), /Allocation error/, 'the log keeps the details the client does not get');
@@ -61,7 +61,7 @@ describe('legacy text dialect errors', () => {
     try {
       const before = errors().length;
       const { data } = await exchange(port, textRequest('SPAMC/1.2', [], MSG));
-      assert.equal(data.toString(), 'SPAMD/1.1 76 internal error\r\n');
+      assert.equal(data.toString(), 'SPAMD/1.0 70 internal error\r\n');
       assert.ok(errors().slice(before).some((l) => /observer bug: secret detail/.test(String(l.extra?.err))), JSON.stringify(errors()));
     } finally {
       observerBug = false;
@@ -71,7 +71,7 @@ describe('legacy text dialect errors', () => {
   it('a coded error keeps its text and logs nothing', async () => {
     const before = errors().length;
     const { data } = await exchange(port, textRequest('SPAMC/1.2', [['Compression', 'gzip']], MSG));
-    assert.equal(data.toString(), 'SPAMD/1.1 76 Invalid compression method\r\n');
+    assert.equal(data.toString(), 'SPAMD/1.0 76 Invalid compression method\r\n');
     const { data: dict } = await exchange(port, textRequest('RSPAMC/1.3', [['Compression', 'zstd'], ['Dictionary', '6']], zstdCompress(MSG)));
     assert.equal(dict.toString(), 'RSPAMD/1.3 76 Unknown dictionary, invalid dictionary id\r\n');
     assert.deepEqual(errors().slice(before), []);
