@@ -15,6 +15,7 @@
 //   memory  a process whose RSS stayed more than --mem-growth-mb above its level after warm-up
 //           for 10 s (a moment above it is one large input, not growth).
 import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
@@ -104,6 +105,7 @@ interface Options {
   corpus: boolean;
   replay?: string;
   echo: boolean;
+  dryRun: boolean;
 }
 
 interface SurfaceStats {
@@ -113,6 +115,12 @@ interface SurfaceStats {
   findings: Record<string, number>;
   seconds: number;
   unconfirmed: Record<string, number>;
+  /** CPU the fuzzer process spent on this surface's sending phase (all of it: generation, sockets, checks), ms. */
+  fuzzerCpuMs: number;
+  /** Of which generating inputs (surface.generate and the known-bug check), ms. */
+  generateCpuMs: number;
+  /** CPU the server's processes spent in the same phase, ms. */
+  serverCpuMs: number;
 }
 
 interface InFlight {
@@ -278,7 +286,11 @@ class Campaign {
 
   async run(surface: Surface, inputs: number): Promise<SurfaceStats> {
     this.#surface = surface.name;
-    const stats: SurfaceStats = { sent: 0, skipped: {}, classes: {}, findings: {}, seconds: 0, unconfirmed: {} };
+    const stats: SurfaceStats = { sent: 0, skipped: {}, classes: {}, findings: {}, seconds: 0, unconfirmed: {}, fuzzerCpuMs: 0, generateCpuMs: 0, serverCpuMs: 0 };
+    const cpuNow = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+    const serverCpu = (): number => this.#server.samples().reduce((a, s) => a + s.cpuMs, 0);
+    const fuzzerCpu0 = cpuNow();
+    const serverCpu0 = serverCpu();
     const suspects: Suspect[] = [];
     const seen = new Set<string>();
     let next = 0;
@@ -300,8 +312,10 @@ class Campaign {
       while (next < inputs) {
         while (this.#paused) await this.#paused;
         const index = next++;
+        const g0 = cpuNow();
         const input = surface.generate(Rng.forInput(this.#o.seed, surface.name, index));
         const known = knownBug(input.bytes);
+        stats.generateCpuMs += cpuNow() - g0;
         if (this.#o.skipKnown && known === 'received-odd-whitespace') { count(stats.skipped, known); continue; }
         if (input.port === 'controller' && !isSafeForController(input.bytes, this.#ctx!)) { count(stats.skipped, 'unsafe-savemap'); continue; }
         this.#inFlight.set(index, { index, input, started: performance.now() });
@@ -348,6 +362,8 @@ class Campaign {
     await Promise.all(Array.from({ length: this.#o.concurrency }, loop));
     clearInterval(exitWatch);
     stats.seconds = (performance.now() - t0) / 1000;
+    stats.fuzzerCpuMs = cpuNow() - fuzzerCpu0;
+    stats.serverCpuMs = serverCpu() - serverCpu0;
     await new Promise((r) => setTimeout(r, 500));
     const late: Suspect[] = [];
     this.#collectExits(late);
@@ -429,9 +445,11 @@ async function mapIds(server: FuzzServer): Promise<{ all: number[]; writable: nu
 }
 
 function table(rows: Array<[string, SurfaceStats]>): string {
-  const head = ['surface', 'sent', 'skipped', 'inputs/s', 'replies by class', 'findings', 'unconfirmed'];
+  const head = ['surface', 'sent', 'skipped', 'inputs/s', 'fuzzer cpu ms/input (gen)', 'server cpu ms/input', 'replies by class', 'findings', 'unconfirmed'];
+  const per = (ms: number, s: SurfaceStats): string => (ms / Math.max(1, s.sent)).toFixed(2);
   const body = rows.map(([name, s]) => [
     name, String(s.sent), String(Object.values(s.skipped).reduce((a, b) => a + b, 0)), (s.sent / Math.max(s.seconds, 1e-9)).toFixed(1),
+    `${per(s.fuzzerCpuMs, s)} (${per(s.generateCpuMs, s)})`, per(s.serverCpuMs, s),
     Object.entries(s.classes).sort().map(([k, v]) => `${k} ${v}`).join(', '),
     Object.entries(s.findings).sort().map(([k, v]) => `${k} ${v}`).join(', ') || '-',
     Object.entries(s.unconfirmed).sort().map(([k, v]) => `${k} ${v}`).join(', ') || '-',
@@ -473,6 +491,34 @@ async function replay(o: Options, root: string): Promise<number> {
   }
 }
 
+/**
+ * --dry-run: generates the inputs of each surface without a server, and prints the fuzzer's
+ * CPU per input and a digest of every input's bytes and port. The digest is the determinism
+ * check (the same seed and count give the same digest on every run and every machine), the CPU
+ * the generators' own cost, which the campaign pays on the cores the server needs.
+ */
+function dryRun(o: Options, names: string[], seeds: SurfaceContext['seeds'], root: string): void {
+  const ctx: SurfaceContext = { seeds, mapIds: [], writableMapIds: [] };
+  const rows: string[][] = [['surface', 'inputs', 'skipped', 'cpu ms/input', 'MiB/input', 'digest']];
+  for (const s of surfacesFor(names, ctx, root)) {
+    const hash = createHash('sha256');
+    let skipped = 0;
+    let bytes = 0;
+    const u0 = process.cpuUsage();
+    for (let index = 0; index < o.inputs; index++) {
+      const input = s.generate(Rng.forInput(o.seed, s.name, index));
+      if (o.skipKnown && knownBug(input.bytes) === 'received-odd-whitespace') { skipped++; continue; }
+      if (input.port === 'controller' && !isSafeForController(input.bytes, ctx)) { skipped++; continue; }
+      hash.update(`${index} ${input.port} ${input.bytes.length}\n`).update(input.bytes);
+      bytes += input.bytes.length;
+    }
+    const u = process.cpuUsage(u0);
+    rows.push([s.name, String(o.inputs), String(skipped), ((u.user + u.system) / 1000 / Math.max(1, o.inputs)).toFixed(3), (bytes / 1048576 / Math.max(1, o.inputs)).toFixed(3), hash.digest('hex').slice(0, 16)]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  process.stdout.write(`${rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n')}\n`);
+}
+
 async function main(): Promise<void> {
   const program = new Command('fuzz')
     .option('--surface <name>', `one of ${SURFACES.join(', ')}, a comma-separated list, or all`, 'all')
@@ -488,10 +534,12 @@ async function main(): Promise<void> {
     .option('--no-corpus', 'seed messages from the fixtures only (faster start)')
     .option('--replay <file>', 're-send one saved finding (.bin) and say whether it still reproduces')
     .option('--echo', "copy the server's output to stderr")
+    .option('--dry-run', 'generate the inputs without a server: CPU per input and a digest of the bytes (determinism check)')
     .parse();
   const o = program.opts<Options>();
   o.skipKnown = Boolean(o.skipKnown);
   o.echo = Boolean(o.echo);
+  o.dryRun = Boolean(o.dryRun);
   for (const [k, v] of [['inputs', o.inputs], ['concurrency', o.concurrency], ['workers', o.workers], ['seed', o.seed]] as const) {
     if (!Number.isInteger(v) || v < 0) throw new Error(`--${k}: expected a whole number, found ${v}`);
   }
@@ -503,6 +551,10 @@ async function main(): Promise<void> {
   const names = o.surface === 'all' ? [...SURFACES] : o.surface.split(',').map((s) => s.trim());
   log(`loading seeds${o.corpus ? ' (fixtures and the development corpus)' : ' (fixtures)'}…`);
   const seeds = await loadSeeds(root, o.corpus);
+  if (o.dryRun) {
+    dryRun(o, names, seeds, root);
+    return;
+  }
   log(`${seeds.messages.length} messages, ${seeds.scanRequests.length} recorded requests; starting the server (${o.workers} workers)…`);
   const server = await FuzzServer.start({ root, workers: o.workers, heapMb: o.heapMb, echo: o.echo });
   stopOnSignal(() => server.stop());
