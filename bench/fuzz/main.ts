@@ -22,7 +22,7 @@ import { Command } from 'commander';
 import { decode as msgpackDecode } from '@msgpack/msgpack';
 import { zstdDecompressBounded } from '../../src/http/zstd.js';
 import { Rng } from './rng.js';
-import { send, HANG_MS, type Outcome, type Target } from './send.js';
+import { send, HANG_MS, Pool, type Outcome, type Target } from './send.js';
 import { FuzzServer, READ_PASSWORD, type Role } from './server.js';
 import { stopOnSignal } from '../servers.js';
 import { loadSeeds } from './seeds.js';
@@ -55,6 +55,15 @@ const SPIN_SHARE = 0.6;
 const CRASH_WINDOW_MS = 2_000;
 /** Progress line interval. */
 const PROGRESS_MS = 15_000;
+/**
+ * A worker whose event loop has sent no heartbeat for this long when an input timed out is
+ * the hung one (the supervisor's /healthy names it), and is killed so the campaign goes on.
+ */
+const STALLED_MS = 5_000;
+/** How long the CPU figures of a worker may take to settle after its reply, when an input is re-sent alone. */
+const CPU_SETTLE_MS = 400;
+/** Poll interval while waiting for them. */
+const CPU_POLL_MS = 50;
 
 function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -146,6 +155,9 @@ class Campaign {
   readonly #o: Options;
   readonly #store: FindingStore;
   #paused: Promise<void> | undefined;
+  /** A hang check is running (one at a time; timeouts meanwhile only add suspects). */
+  #checkingHang = false;
+  readonly #pools: Record<Port, Pool>;
   #inFlight = new Map<number, InFlight>();
   /** Recently finished inputs with a dropped connection: [time, index, input]. */
   #dropped: Array<[number, number, FuzzInput]> = [];
@@ -169,10 +181,69 @@ class Campaign {
     this.#store = store;
     this.#warmupInputs = Math.min(500, Math.max(50, Math.floor(totalInputs / 10)));
     this.#exitsSeen = server.exitCount;
+    this.#pools = { scan: new Pool(server.scan, o.concurrency), controller: new Pool(server.controller, o.concurrency) };
   }
 
   target(port: Port): Target {
     return port === 'scan' ? this.#server.scan : this.#server.controller;
+  }
+
+  closePools(): void {
+    this.#pools.scan.close();
+    this.#pools.controller.close();
+  }
+
+  /**
+   * After an input timed out: kills the workers whose event loop is stalled, without stopping
+   * the campaign. The supervisor's /healthy names the workers that sent no heartbeat lately;
+   * those silent for STALLED_MS are hung, not busy. When /healthy cannot tell (the controller
+   * is the one hung, or it does not answer), the campaign pauses, lets the inputs in flight
+   * finish and kills what spins with nothing in flight.
+   */
+  async #checkHang(port: Port, label: string): Promise<void> {
+    if (this.#checkingHang) return;
+    this.#checkingHang = true;
+    try {
+      const role = roleFor(port);
+      const stalled = role === 'normal' ? await this.#stalledWorkers() : undefined;
+      if (stalled) {
+        const alive = new Set(this.#server.pidsOf('normal'));
+        const kill = stalled.filter((w) => alive.has(w.pid) && w.silentMs >= STALLED_MS);
+        for (const w of kill) {
+          log(`[hang] killing normal worker ${w.pid} (no heartbeat for ${(w.silentMs / 1000).toFixed(0)} s)`);
+          this.#server.kill(w.pid);
+        }
+        log(`[hang] ${label}: no reply in ${HANG_MS} ms; ${kill.length} stalled worker(s) killed`);
+        return;
+      }
+      // Stop sending, let the rest finish or time out, and kill a worker stuck on it.
+      let release!: () => void;
+      this.#paused = new Promise<void>((r) => { release = r; });
+      try {
+        await this.#drain();
+        const killed = await this.killSpinning(role);
+        log(`[hang] ${label}: no reply in ${HANG_MS} ms; ${killed} spinning worker(s) killed`);
+      } finally {
+        this.#paused = undefined;
+        release();
+      }
+    } finally {
+      this.#checkingHang = false;
+    }
+  }
+
+  /**
+   * The scan workers /healthy reports silent, with how long; [] when all are well; undefined
+   * when /healthy does not say (no answer, or a text this does not read).
+   */
+  async #stalledWorkers(): Promise<Array<{ pid: number; silentMs: number }> | undefined> {
+    const o = await send(this.#server.controller, Buffer.from(`GET /healthy HTTP/1.0\r\nPassword: ${READ_PASSWORD}\r\n\r\n`), 3000);
+    if (o.kind !== 'reply') return undefined;
+    if (o.status === 200) return [];
+    const text = `${o.head}\n${o.body.toString('latin1')}`;
+    const out: Array<{ pid: number; silentMs: number }> = [];
+    for (const m of text.matchAll(/normal worker (\d+): no heartbeat for (\d+) s/g)) out.push({ pid: Number(m[1]), silentMs: Number(m[2]) * 1000 });
+    return out.length ? out : undefined;
   }
 
   startMemoryWatch(): void {
@@ -274,8 +345,16 @@ class Campaign {
     const exitsBefore = this.#server.exitCount;
     const cpu0 = this.#server.cpuMs(role);
     const outcome = await send(this.target(input.port), input.bytes, HANG_MS);
-    await new Promise((r) => setTimeout(r, 400));
-    const cpuMs = this.#server.cpuMs(role) - cpu0;
+    // The worker may still be finishing the task after its reply: wait until its CPU time
+    // stops moving (two polls alike) rather than a fixed pause.
+    let cpu = this.#server.cpuMs(role);
+    for (let waited = 0; waited < CPU_SETTLE_MS; waited += CPU_POLL_MS) {
+      await new Promise((r) => setTimeout(r, CPU_POLL_MS));
+      const next = this.#server.cpuMs(role);
+      if (next === cpu) break;
+      cpu = next;
+    }
+    const cpuMs = cpu - cpu0;
     const exits = this.#server.exits(exitsBefore);
     this.#exitsSeen = this.#server.exitCount;
     const hung = outcome.kind === 'timeout';
@@ -314,43 +393,34 @@ class Campaign {
         const index = next++;
         const g0 = cpuNow();
         const input = surface.generate(Rng.forInput(this.#o.seed, surface.name, index));
-        const known = knownBug(input.bytes);
+        // Only --skip-known needs the verdict for every input; findings look it up when saved.
+        const known = this.#o.skipKnown ? knownBug(input.bytes) : undefined;
         stats.generateCpuMs += cpuNow() - g0;
-        if (this.#o.skipKnown && known === 'received-odd-whitespace') { count(stats.skipped, known); continue; }
+        if (known === 'received-odd-whitespace') { count(stats.skipped, known); continue; }
         if (input.port === 'controller' && !isSafeForController(input.bytes, this.#ctx!)) { count(stats.skipped, 'unsafe-savemap'); continue; }
         this.#inFlight.set(index, { index, input, started: performance.now() });
         this.#lastSent = { surface: surface.name, index, input };
         this.#sinceSample.push(this.#lastSent);
-        const outcome = await send(this.target(input.port), input.bytes);
+        const outcome = surface.keepAlive ? await this.#pools[input.port].send(input.bytes) : await send(this.target(input.port), input.bytes);
         this.#inFlight.delete(index);
         stats.sent++;
         this.#sentTotal++;
         count(stats.classes, statusClass(outcome));
-        if (outcome.kind === 'closed' || outcome.kind === 'error') {
+        if (outcome.kind === 'closed' || outcome.kind === 'error' || outcome.retried) {
           this.#dropped.push([Date.now(), index, input]);
           if (this.#dropped.length > 256) this.#dropped.shift();
         }
         if (outcome.kind === 'reply' && outcome.status >= 500 && !surface.expected5xx(outcome.status, outcome.head, outcome.body)) {
           const text = outcome.body.toString('latin1', 0, 300);
+          const bug = known ?? knownBug(input.bytes);
           count(stats.findings, '5xx');
-          this.#record({ surface: surface.name, seed: this.#o.seed, index, kind: '5xx', port: input.port, note: input.note, ...(known ? { known } : {}), confirmed: true, status: outcome.status, reply: text, timings: { clientMs: outcome.ms }, bytes: input.bytes.length, date: new Date().toISOString() }, input.bytes, `${outcome.status}:${text.replace(/\d+/g, 'N').slice(0, 120)}`);
+          this.#record({ surface: surface.name, seed: this.#o.seed, index, kind: '5xx', port: input.port, note: input.note, ...(bug ? { known: bug } : {}), confirmed: true, status: outcome.status, reply: text, timings: { clientMs: outcome.ms }, bytes: input.bytes.length, date: new Date().toISOString() }, input.bytes, `${outcome.status}:${text.replace(/\d+/g, 'N').slice(0, 120)}`);
         }
         const sms = serverMs(outcome);
         if (sms !== undefined && sms > this.#o.slowMs) addSuspect({ index, input, outcome, kind: 'slow' });
         if (outcome.kind === 'timeout') {
           addSuspect({ index, input, outcome, kind: 'hang' });
-          if (!this.#paused) {
-            // Stop sending, let the rest finish or time out, and kill a worker stuck on it.
-            let release!: () => void;
-            this.#paused = new Promise<void>((r) => { release = r; });
-            void (async () => {
-              await this.#drain();
-              const killed = await this.killSpinning(roleFor(input.port));
-              log(`[hang] ${surface.name} #${index}: no reply in ${HANG_MS} ms; ${killed} spinning worker(s) killed`);
-              this.#paused = undefined;
-              release();
-            })();
-          }
+          void this.#checkHang(input.port, `${surface.name} #${index}`);
         }
         const now = performance.now();
         if (now - lastProgress > PROGRESS_MS) {
@@ -360,6 +430,7 @@ class Campaign {
       }
     };
     await Promise.all(Array.from({ length: this.#o.concurrency }, loop));
+    while (this.#checkingHang) await new Promise((r) => setTimeout(r, CPU_POLL_MS));
     clearInterval(exitWatch);
     stats.seconds = (performance.now() - t0) / 1000;
     stats.fuzzerCpuMs = cpuNow() - fuzzerCpu0;
@@ -577,6 +648,7 @@ async function main(): Promise<void> {
     }
   } finally {
     campaign?.stopMemoryWatch();
+    campaign?.closePools();
     const mem = campaign?.memoryTable() ?? [];
     await server.stop();
     process.stdout.write(`${table(rows)}\n`);

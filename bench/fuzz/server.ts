@@ -7,6 +7,7 @@
 //
 // It also watches the process tree: which PID holds which role (read from the worker's
 // environment), worker exits the fuzzer did not cause, RSS and CPU per process.
+import { readFileSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -19,8 +20,14 @@ export const READ_PASSWORD = 'fuzz-read';
 export const ENABLE_PASSWORD = 'fuzz-enable';
 /** Id stored in bench/fuzz/zstd.dict (trained with `zstd --train --dictID=4242` on the fixtures' messages). */
 export const DICTIONARY_ID = 4242;
-/** How often the process tree is listed to notice a worker that exited. */
+/** How often the known processes are checked to notice a worker that exited. */
 const WATCH_MS = 250;
+/**
+ * How often the whole process tree is listed (to find the workers that replaced exited ones).
+ * Listing it reads every process's stat file on the machine (a few ms on a busy one); checking
+ * the known ones every WATCH_MS reads four.
+ */
+const FULL_SCAN_MS = 2_000;
 /** Log lines kept to explain a crash. */
 const LOG_LINES = 400;
 /** How long the fuzzer waits for the supervisor to replace a worker before giving up on the run. */
@@ -60,6 +67,21 @@ export interface ProcSample {
 export function readProc(pid: number, role: Role): ProcSample | undefined {
   const s = sampleProcess(pid);
   return s ? { ...s, role } : undefined;
+}
+
+/**
+ * The process's start time (clock ticks after boot, /proc/<pid>/stat field 22) while it is
+ * alive and not a zombie (exited, not yet reaped); undefined otherwise. With the PID it names
+ * one process: a PID reused by a newer process has a later start.
+ */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return rest[0] === 'Z' || rest[0] === 'X' ? undefined : rest[19];
+  } catch {
+    return undefined;
+  }
 }
 
 export interface FuzzServerOptions {
@@ -143,12 +165,44 @@ export class FuzzServer {
     return this.#server.pids()[0]!;
   }
 
-  #look(): void {
+  #lastFullScan = 0;
+  /** pid → start time of the process known by that PID. */
+  readonly #started = new Map<number, string>();
+
+  /**
+   * Updates the known processes and records the exits. `full` lists the whole tree; otherwise
+   * only the known processes are checked (cheap), and the tree is listed every FULL_SCAN_MS or
+   * after an exit, when a replacement is due.
+   */
+  #look(full = false): void {
     const sup = this.supervisorPid;
+    const t = Date.now();
     const now = new Map<number, Role>();
-    for (const pid of processTree([sup])) now.set(pid, this.#known.get(pid) ?? processRole(pid, sup));
+    /** PIDs that now name a newer process than the one known by them (which has exited). */
+    const reused = new Set<number>();
+    if (full || t - this.#lastFullScan >= FULL_SCAN_MS) {
+      this.#lastFullScan = t;
+      for (const pid of processTree([sup])) {
+        const start = startTime(pid);
+        if (start === undefined) continue;
+        const known = this.#started.get(pid);
+        if (start !== known) {
+          if (known !== undefined) reused.add(pid);
+          this.#started.set(pid, start);
+        }
+        now.set(pid, (!reused.has(pid) && this.#known.get(pid)) || processRole(pid, sup));
+      }
+    } else {
+      let gone = false;
+      for (const [pid, role] of this.#known) {
+        const start = startTime(pid);
+        if (start !== undefined && start === this.#started.get(pid)) now.set(pid, role);
+        else gone = true;
+      }
+      if (gone) this.#lastFullScan = 0; // list the tree on the next look: a replacement is coming
+    }
     for (const [pid, role] of this.#known) {
-      if (now.has(pid)) continue;
+      if (now.has(pid) && !reused.has(pid)) continue;
       if (this.#killed.delete(pid)) continue;
       const needle = String(pid);
       const log = this.#log.filter((l) => l.includes(needle) || /crash|heap|fatal|uncaught/i.test(l)).slice(-20);
@@ -169,7 +223,7 @@ export class FuzzServer {
   }
 
   processes(): Array<{ pid: number; role: Role }> {
-    this.#look();
+    this.#look(true);
     return [...this.#known].map(([pid, role]) => ({ pid, role }));
   }
 

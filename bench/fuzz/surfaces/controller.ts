@@ -126,6 +126,7 @@ export function isSafeForController(bytes: Buffer, ctx: SurfaceContext): boolean
 export function controllerSurface(ctx: SurfaceContext): Surface {
   return {
     name: 'controller',
+    keepAlive: true,
     expected5xx: controllerExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();

@@ -38,6 +38,7 @@ export function httpcryptSurface(ctx: SurfaceContext): Surface {
   const sharedWithServer = sharedKeyFor(server.publicKey);
   return {
     name: 'httpcrypt',
+    keepAlive: true,
     expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
