@@ -64,6 +64,8 @@ const STALLED_MS = 5_000;
 const CPU_SETTLE_MS = 400;
 /** Poll interval while waiting for them. */
 const CPU_POLL_MS = 50;
+/** Times an input refused at connect (no worker up) is sent again once the workers are back. */
+const REFUSED_RETRIES = 3;
 
 function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -201,34 +203,63 @@ class Campaign {
    * finish and kills what spins with nothing in flight.
    */
   async #checkHang(port: Port, label: string): Promise<void> {
-    if (this.#checkingHang) return;
+    if (this.#checkingHang) {
+      // One check at a time, but a timeout during it gets a look of its own afterwards: the
+      // worker it met may have stalled after the running check asked.
+      this.#recheck = { port, label };
+      return;
+    }
     this.#checkingHang = true;
     try {
-      const role = roleFor(port);
-      const stalled = role === 'normal' ? await this.#stalledWorkers() : undefined;
-      if (stalled) {
-        const alive = new Set(this.#server.pidsOf('normal'));
-        const kill = stalled.filter((w) => alive.has(w.pid) && w.silentMs >= STALLED_MS);
-        for (const w of kill) {
-          log(`[hang] killing normal worker ${w.pid} (no heartbeat for ${(w.silentMs / 1000).toFixed(0)} s)`);
-          this.#server.kill(w.pid);
-        }
-        log(`[hang] ${label}: no reply in ${HANG_MS} ms; ${kill.length} stalled worker(s) killed`);
-        return;
-      }
-      // Stop sending, let the rest finish or time out, and kill a worker stuck on it.
-      let release!: () => void;
-      this.#paused = new Promise<void>((r) => { release = r; });
-      try {
-        await this.#drain();
-        const killed = await this.killSpinning(role);
-        log(`[hang] ${label}: no reply in ${HANG_MS} ms; ${killed} spinning worker(s) killed`);
-      } finally {
-        this.#paused = undefined;
-        release();
-      }
+      await this.#checkHangOnce(port, label);
     } finally {
       this.#checkingHang = false;
+    }
+    const again = this.#recheck;
+    this.#recheck = undefined;
+    if (again) await this.#checkHang(again.port, again.label);
+  }
+
+  #recheck: { port: Port; label: string } | undefined;
+
+  async #checkHangOnce(port: Port, label: string): Promise<void> {
+    const role = roleFor(port);
+    const stalled = role === 'normal' ? await this.#stalledWorkers() : undefined;
+    if (stalled) {
+      const alive = new Set(this.#server.pidsOf('normal'));
+      const kill = stalled.filter((w) => alive.has(w.pid) && w.silentMs >= STALLED_MS);
+      for (const w of kill) {
+        log(`[hang] killing normal worker ${w.pid} (no heartbeat for ${(w.silentMs / 1000).toFixed(0)} s)`);
+        this.#server.kill(w.pid);
+      }
+      log(`[hang] ${label}: no reply in ${HANG_MS} ms; ${kill.length} stalled worker(s) killed`);
+      // Inputs sent before the replacements are up would only meet a refused connection.
+      if (kill.length) await this.#pauseUntilReady();
+      return;
+    }
+    // Stop sending, let the rest finish or time out, and kill a worker stuck on it.
+    let release!: () => void;
+    this.#paused = new Promise<void>((r) => { release = r; });
+    try {
+      await this.#drain();
+      const killed = await this.killSpinning(role);
+      log(`[hang] ${label}: no reply in ${HANG_MS} ms; ${killed} spinning worker(s) killed`);
+    } finally {
+      this.#paused = undefined;
+      release();
+    }
+  }
+
+  /** Holds back new inputs until every worker slot is filled again. */
+  async #pauseUntilReady(): Promise<void> {
+    if (this.#paused) return this.#paused;
+    let release!: () => void;
+    this.#paused = new Promise<void>((r) => { release = r; });
+    try {
+      await this.#server.waitReady(this.#o.workers);
+    } finally {
+      this.#paused = undefined;
+      release();
     }
   }
 
@@ -241,9 +272,12 @@ class Campaign {
     if (o.kind !== 'reply') return undefined;
     if (o.status === 200) return [];
     const text = `${o.head}\n${o.body.toString('latin1')}`;
-    const out: Array<{ pid: number; silentMs: number }> = [];
-    for (const m of text.matchAll(/normal worker (\d+): no heartbeat for (\d+) s/g)) out.push({ pid: Number(m[1]), silentMs: Number(m[2]) * 1000 });
-    return out.length ? out : undefined;
+    // The reason phrase and the body say it both: one entry per PID.
+    const silent = new Map<number, number>();
+    for (const m of text.matchAll(/normal worker (\d+): no heartbeat for (\d+) s/g)) silent.set(Number(m[1]), Math.max(silent.get(Number(m[1])) ?? 0, Number(m[2]) * 1000));
+    // Workers starting or restarting are listed too, without a heartbeat figure: none stalled.
+    if (silent.size === 0 && !/workers are not responding/.test(text)) return undefined;
+    return [...silent].map(([pid, silentMs]) => ({ pid, silentMs }));
   }
 
   startMemoryWatch(): void {
@@ -265,11 +299,22 @@ class Campaign {
     return rows;
   }
 
+  /** CPU ms last seen per server process, exited ones included (a killed worker's CPU still counts). */
+  readonly #cpuSeen = new Map<number, number>();
+
+  #serverCpuMs(): number {
+    for (const s of this.#server.samples()) this.#cpuSeen.set(s.pid, s.cpuMs);
+    let sum = 0;
+    for (const v of this.#cpuSeen.values()) sum += v;
+    return sum;
+  }
+
   #sampleMemory(): void {
     const now = Date.now();
     const suspects = this.#sinceSample;
     this.#sinceSample = [];
     for (const s of this.#server.samples()) {
+      this.#cpuSeen.set(s.pid, s.cpuMs);
       if (!this.#firstSeen.has(s.pid)) this.#firstSeen.set(s.pid, now);
       const b = this.#baselines.get(s.pid);
       if (!b) {
@@ -303,13 +348,16 @@ class Campaign {
     const exits = this.#server.exits(this.#exitsSeen);
     this.#exitsSeen += exits.length;
     for (const e of exits) {
-      log(`[exit] ${e.role} worker ${e.pid} exited; ${e.log.slice(-3).join(' | ').slice(0, 600)}`);
+      // The supervisor's watchdog (set a little past HANG_MS, server.ts) killed a stalled
+      // worker: a hang of an input in flight, not a crash.
+      const stalled = e.log.some((l) => l.includes(`${e.pid} stalled: no heartbeat`));
+      log(`[exit] ${e.role} worker ${e.pid} ${stalled ? 'stalled and was replaced by the watchdog' : 'exited'}; ${e.log.slice(-3).join(' | ').slice(0, 600)}`);
       const port: Port = e.role === 'controller' ? 'controller' : 'scan';
       const cand = new Map<number, FuzzInput>();
       for (const f of this.#inFlight.values()) if (f.input.port === port) cand.set(f.index, f.input);
       for (const [t, i, input] of this.#dropped) if (e.at - t <= CRASH_WINDOW_MS && input.port === port) cand.set(i, input);
       if (cand.size === 0) log('[exit] no input of this surface was in flight on that port');
-      for (const [index, input] of cand) suspects.push({ index, input, kind: 'crash', exit: { role: e.role, pid: e.pid, log: e.log } });
+      for (const [index, input] of cand) suspects.push({ index, input, kind: stalled ? 'hang' : 'crash', exit: { role: e.role, pid: e.pid, log: e.log } });
     }
   }
 
@@ -358,7 +406,7 @@ class Campaign {
     const exits = this.#server.exits(exitsBefore);
     this.#exitsSeen = this.#server.exitCount;
     const hung = outcome.kind === 'timeout';
-    if (hung) await this.killSpinning(role);
+    if (hung) await this.#checkHang(input.port, 're-sent alone');
     if (exits.length || hung) await this.#server.waitReady(this.#o.workers);
     return { outcome, cpuMs, exits, hung };
   }
@@ -367,7 +415,7 @@ class Campaign {
     this.#surface = surface.name;
     const stats: SurfaceStats = { sent: 0, skipped: {}, classes: {}, findings: {}, seconds: 0, unconfirmed: {}, fuzzerCpuMs: 0, generateCpuMs: 0, serverCpuMs: 0 };
     const cpuNow = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
-    const serverCpu = (): number => this.#server.samples().reduce((a, s) => a + s.cpuMs, 0);
+    const serverCpu = (): number => this.#serverCpuMs();
     const fuzzerCpu0 = cpuNow();
     const serverCpu0 = serverCpu();
     const suspects: Suspect[] = [];
@@ -401,7 +449,14 @@ class Campaign {
         this.#inFlight.set(index, { index, input, started: performance.now() });
         this.#lastSent = { surface: surface.name, index, input };
         this.#sinceSample.push(this.#lastSent);
-        const outcome = surface.keepAlive ? await this.#pools[input.port].send(input.bytes) : await send(this.target(input.port), input.bytes);
+        const sendOnce = (): Promise<Outcome> => (surface.keepAlive ? this.#pools[input.port].send(input.bytes) : send(this.target(input.port), input.bytes));
+        let outcome = await sendOnce();
+        // Refused: no worker was there to take it (all being replaced), so the input never
+        // reached the server; it goes again once they are back rather than count as tested.
+        for (let retry = 0; retry < REFUSED_RETRIES && outcome.kind === 'error' && outcome.code === 'ECONNREFUSED'; retry++) {
+          await this.#pauseUntilReady();
+          outcome = await sendOnce();
+        }
         this.#inFlight.delete(index);
         stats.sent++;
         this.#sentTotal++;

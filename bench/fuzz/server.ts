@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { startMailsift, type RunningServer } from '../servers.js';
 import { processRole, processTree, sampleProcess, type ProcessRole } from '../proc-stats.js';
 import { formatKeypair, keypairFromSecret, type KexKeypair } from '../../src/crypto/keypair.js';
-import { send, type Target } from './send.js';
+import { HANG_MS, send, type Target } from './send.js';
 
 export const READ_PASSWORD = 'fuzz-read';
 export const ENABLE_PASSWORD = 'fuzz-enable';
@@ -30,6 +30,8 @@ const WATCH_MS = 250;
 const FULL_SCAN_MS = 2_000;
 /** Log lines kept to explain a crash. */
 const LOG_LINES = 400;
+/** The supervisor's watchdog fires this long after the fuzzer would call an input hung (s). */
+const WATCHDOG_MARGIN_S = 5;
 /** How long the fuzzer waits for the supervisor to replace a worker before giving up on the run. */
 const REPLACE_TIMEOUT_MS = 60_000;
 
@@ -144,6 +146,12 @@ export class FuzzServer {
         const keypair = { pubkey: kp.pubkey, privkey: kp.privkey };
         conf.workers = {
           ...conf.workers,
+          // The bounded heap of every worker (the supervisor passes it on; the node flag
+          // above covers the supervisor itself), and the supervisor's watchdog as a backstop
+          // a little after the fuzzer's own hang limit: a stalled worker the fuzzer did not
+          // get to kill is replaced in seconds, not the shipped 30 s.
+          max_heap: `${o.heapMb}M`,
+          watchdog_timeout: `${Math.ceil(HANG_MS / 1000) + WATCHDOG_MARGIN_S}s`,
           normal: { ...conf.workers?.normal, keypair, zstd_input_dictionary: 'fuzz.dict' },
           // The throttle is off: mutated passwords would otherwise lock the fuzzer out of
           // every route for a minute at a time.
