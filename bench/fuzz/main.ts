@@ -651,7 +651,7 @@ async function main(): Promise<void> {
     .option('--inputs <n>', 'inputs per surface', (v) => Number(v), 1000)
     .option('--seed <n>', 'campaign seed (the same seed sends the same inputs)', (v) => Number(v), 1)
     .option('--out <dir>', 'directory for findings', 'fuzz-findings')
-    .option('--concurrency <n>', 'inputs in flight at once', (v) => Number(v), 4)
+    .option('--concurrency <n>', 'inputs in flight at once', (v) => Number(v), 8)
     .option('--workers <n>', 'normal workers of the server', (v) => Number(v), 2)
     .option('--slow-ms <n>', 'server time (and, re-sent alone, worker CPU) above which a scan is slow', (v) => Number(v), 1000)
     .option('--mem-growth-mb <n>', 'RSS growth of a process after warm-up reported as a finding', (v) => Number(v), 256)

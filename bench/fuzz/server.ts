@@ -259,16 +259,21 @@ export class FuzzServer {
     }
   }
 
-  /** Resolves when every worker slot is filled and both ports answer /ping. */
+  /**
+   * Resolves when every worker slot is filled, the scan port answers /ping and the
+   * controller's /healthy says every worker is up (a replacement answers /ping a little before
+   * the supervisor counts it ready).
+   */
   async waitReady(workers = 2): Promise<void> {
     const deadline = Date.now() + REPLACE_TIMEOUT_MS;
     const ping = Buffer.from('GET /ping HTTP/1.0\r\n\r\n');
+    const healthy = Buffer.from(`GET /healthy HTTP/1.0\r\nPassword: ${READ_PASSWORD}\r\n\r\n`);
     for (;;) {
       const normal = this.pidsOf('normal').length;
       const ctl = this.pidsOf('controller').length;
       if (normal >= workers && ctl >= 1) {
         const a = await send(this.scan, ping, 2000);
-        const b = await send(this.controller, ping, 2000);
+        const b = await send(this.controller, healthy, 2000);
         if (a.kind === 'reply' && a.status === 200 && b.kind === 'reply' && b.status === 200) return;
       }
       if (Date.now() > deadline) throw new Error(`the server did not come back within ${REPLACE_TIMEOUT_MS} ms (normal workers ${normal}, controller ${ctl}):\n${this.#log.slice(-20).join('\n')}`);
