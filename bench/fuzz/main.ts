@@ -655,7 +655,7 @@ async function main(): Promise<void> {
     .option('--workers <n>', 'normal workers of the server', (v) => Number(v), 2)
     .option('--slow-ms <n>', 'server time (and, re-sent alone, worker CPU) above which a scan is slow', (v) => Number(v), 1000)
     .option('--mem-growth-mb <n>', 'RSS growth of a process after warm-up reported as a finding', (v) => Number(v), 256)
-    .option('--heap-mb <n>', 'V8 old-space limit of the server processes', (v) => Number(v), 1024)
+    .option('--heap-mb <n>', "V8 old-space limit of the server processes (workers.max_heap); the shipped 2 GiB by default: a smaller one changes V8's heap growth, and the workers' GC cost with it", (v) => Number(v), 2048)
     .option('--skip-known', 'do not send inputs that hit a known hang (Received with odd whitespace)')
     .option('--no-corpus', 'seed messages from the fixtures only (faster start)')
     .option('--replay <file>', 're-send one saved finding (.bin) and say whether it still reproduces')
