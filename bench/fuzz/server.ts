@@ -28,6 +28,8 @@ const WATCH_MS = 250;
  * the known ones every WATCH_MS reads four.
  */
 const FULL_SCAN_MS = 2_000;
+/** After an exit, the tree is listed on every look for this long (the replacement starting). */
+const RESCAN_AFTER_EXIT_MS = 10_000;
 /** Log lines kept to explain a crash. */
 const LOG_LINES = 400;
 /** The supervisor's watchdog fires this long after the fuzzer would call an input hung (s). */
@@ -174,6 +176,7 @@ export class FuzzServer {
   }
 
   #lastFullScan = 0;
+  #rescanUntil = 0;
   /** pid → start time of the process known by that PID. */
   readonly #started = new Map<number, string>();
 
@@ -188,7 +191,7 @@ export class FuzzServer {
     const now = new Map<number, Role>();
     /** PIDs that now name a newer process than the one known by them (which has exited). */
     const reused = new Set<number>();
-    if (full || t - this.#lastFullScan >= FULL_SCAN_MS) {
+    if (full || t - this.#lastFullScan >= FULL_SCAN_MS || t < this.#rescanUntil) {
       this.#lastFullScan = t;
       for (const pid of processTree([sup])) {
         const start = startTime(pid);
@@ -207,7 +210,9 @@ export class FuzzServer {
         if (start !== undefined && start === this.#started.get(pid)) now.set(pid, role);
         else gone = true;
       }
-      if (gone) this.#lastFullScan = 0; // list the tree on the next look: a replacement is coming
+      // A replacement is coming: list the tree on every look for a while, so that one which
+      // exits soon after it started is seen too.
+      if (gone) this.#rescanUntil = t + RESCAN_AFTER_EXIT_MS;
     }
     for (const [pid, role] of this.#known) {
       if (now.has(pid) && !reused.has(pid)) continue;
