@@ -387,7 +387,7 @@ class Campaign {
   }
 
   /** Re-sends one input alone and reports what happened. */
-  async resendAlone(input: FuzzInput): Promise<{ outcome: Outcome; cpuMs: number; exits: ReturnType<FuzzServer['exits']>; hung: boolean }> {
+  async resendAlone(input: FuzzInput): Promise<{ outcome: Outcome; cpuMs: number; exits: ReturnType<FuzzServer['exits']>; hung: boolean; hwmKiB: number }> {
     await this.#server.waitReady(this.#o.workers);
     const role = roleFor(input.port);
     const exitsBefore = this.#server.exitCount;
@@ -403,12 +403,14 @@ class Campaign {
       cpu = next;
     }
     const cpuMs = cpu - cpu0;
+    // Peak RSS of the role's processes now, before a hung one is killed and its figures go with it.
+    const hwmKiB = this.#server.samples().filter((s) => s.role === role).reduce((a, s) => a + s.hwmKiB, 0);
     const exits = this.#server.exits(exitsBefore);
     this.#exitsSeen = this.#server.exitCount;
     const hung = outcome.kind === 'timeout';
     if (hung) await this.#checkHang(input.port, 're-sent alone');
     if (exits.length || hung) await this.#server.waitReady(this.#o.workers);
-    return { outcome, cpuMs, exits, hung };
+    return { outcome, cpuMs, exits, hung, hwmKiB };
   }
 
   async run(surface: Surface, inputs: number): Promise<SurfaceStats> {
@@ -599,7 +601,7 @@ async function replay(o: Options, root: string): Promise<number> {
     const c = new Campaign(server, o, new FindingStore(o.out), 0);
     const hwm0 = server.samples().filter((s) => s.role === roleFor(port)).reduce((a, s) => a + s.hwmKiB, 0);
     const r = await c.resendAlone({ bytes, port, note: '' });
-    const hwm1 = server.samples().filter((s) => s.role === roleFor(port)).reduce((a, s) => a + s.hwmKiB, 0);
+    const hwm1 = r.hwmKiB;
     const status = r.outcome.kind === 'reply' ? `status ${r.outcome.status}` : r.outcome.kind;
     const sms = serverMs(r.outcome);
     log(`reply: ${status} in ${r.outcome.ms.toFixed(0)} ms${sms !== undefined ? `, server time ${sms.toFixed(0)} ms` : ''}, worker CPU ${r.cpuMs.toFixed(0)} ms, worker exits ${r.exits.length}${r.exits.length ? ` (${r.exits[0]!.log.slice(-2).join(' | ').slice(0, 400)})` : ''}, peak RSS +${((hwm1 - hwm0) / 1024).toFixed(0)} MiB`);
