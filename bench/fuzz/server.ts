@@ -7,22 +7,33 @@
 //
 // It also watches the process tree: which PID holds which role (read from the worker's
 // environment), worker exits the fuzzer did not cause, RSS and CPU per process.
+import { readFileSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { startMailsift, type RunningServer } from '../servers.js';
 import { processRole, processTree, sampleProcess, type ProcessRole } from '../proc-stats.js';
 import { formatKeypair, keypairFromSecret, type KexKeypair } from '../../src/crypto/keypair.js';
-import { send, type Target } from './send.js';
+import { HANG_MS, send, type Target } from './send.js';
 
 export const READ_PASSWORD = 'fuzz-read';
 export const ENABLE_PASSWORD = 'fuzz-enable';
 /** Id stored in bench/fuzz/zstd.dict (trained with `zstd --train --dictID=4242` on the fixtures' messages). */
 export const DICTIONARY_ID = 4242;
-/** How often the process tree is listed to notice a worker that exited. */
+/** How often the known processes are checked to notice a worker that exited. */
 const WATCH_MS = 250;
+/**
+ * How often the whole process tree is listed (to find the workers that replaced exited ones).
+ * Listing it reads every process's stat file on the machine (a few ms on a busy one); checking
+ * the known ones every WATCH_MS reads four.
+ */
+const FULL_SCAN_MS = 2_000;
+/** After an exit, the tree is listed on every look for this long (the replacement starting). */
+const RESCAN_AFTER_EXIT_MS = 10_000;
 /** Log lines kept to explain a crash. */
 const LOG_LINES = 400;
+/** The supervisor's watchdog fires this long after the fuzzer would call an input hung (s). */
+const WATCHDOG_MARGIN_S = 5;
 /** How long the fuzzer waits for the supervisor to replace a worker before giving up on the run. */
 const REPLACE_TIMEOUT_MS = 60_000;
 
@@ -60,6 +71,21 @@ export interface ProcSample {
 export function readProc(pid: number, role: Role): ProcSample | undefined {
   const s = sampleProcess(pid);
   return s ? { ...s, role } : undefined;
+}
+
+/**
+ * The process's start time (clock ticks after boot, /proc/<pid>/stat field 22) while it is
+ * alive and not a zombie (exited, not yet reaped); undefined otherwise. With the PID it names
+ * one process: a PID reused by a newer process has a later start.
+ */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return rest[0] === 'Z' || rest[0] === 'X' ? undefined : rest[19];
+  } catch {
+    return undefined;
+  }
 }
 
 export interface FuzzServerOptions {
@@ -122,6 +148,12 @@ export class FuzzServer {
         const keypair = { pubkey: kp.pubkey, privkey: kp.privkey };
         conf.workers = {
           ...conf.workers,
+          // The bounded heap of every worker (the supervisor passes it on; the node flag
+          // above covers the supervisor itself), and the supervisor's watchdog as a backstop
+          // a little after the fuzzer's own hang limit: a stalled worker the fuzzer did not
+          // get to kill is replaced in seconds, not the shipped 30 s.
+          max_heap: `${o.heapMb}M`,
+          watchdog_timeout: `${Math.ceil(HANG_MS / 1000) + WATCHDOG_MARGIN_S}s`,
           normal: { ...conf.workers?.normal, keypair, zstd_input_dictionary: 'fuzz.dict' },
           // The throttle is off: mutated passwords would otherwise lock the fuzzer out of
           // every route for a minute at a time.
@@ -143,12 +175,47 @@ export class FuzzServer {
     return this.#server.pids()[0]!;
   }
 
-  #look(): void {
+  #lastFullScan = 0;
+  #rescanUntil = 0;
+  /** pid → start time of the process known by that PID. */
+  readonly #started = new Map<number, string>();
+
+  /**
+   * Updates the known processes and records the exits. `full` lists the whole tree; otherwise
+   * only the known processes are checked (cheap), and the tree is listed every FULL_SCAN_MS or
+   * after an exit, when a replacement is due.
+   */
+  #look(full = false): void {
     const sup = this.supervisorPid;
+    const t = Date.now();
     const now = new Map<number, Role>();
-    for (const pid of processTree([sup])) now.set(pid, this.#known.get(pid) ?? processRole(pid, sup));
+    /** PIDs that now name a newer process than the one known by them (which has exited). */
+    const reused = new Set<number>();
+    if (full || t - this.#lastFullScan >= FULL_SCAN_MS || t < this.#rescanUntil) {
+      this.#lastFullScan = t;
+      for (const pid of processTree([sup])) {
+        const start = startTime(pid);
+        if (start === undefined) continue;
+        const known = this.#started.get(pid);
+        if (start !== known) {
+          if (known !== undefined) reused.add(pid);
+          this.#started.set(pid, start);
+        }
+        now.set(pid, (!reused.has(pid) && this.#known.get(pid)) || processRole(pid, sup));
+      }
+    } else {
+      let gone = false;
+      for (const [pid, role] of this.#known) {
+        const start = startTime(pid);
+        if (start !== undefined && start === this.#started.get(pid)) now.set(pid, role);
+        else gone = true;
+      }
+      // A replacement is coming: list the tree on every look for a while, so that one which
+      // exits soon after it started is seen too.
+      if (gone) this.#rescanUntil = t + RESCAN_AFTER_EXIT_MS;
+    }
     for (const [pid, role] of this.#known) {
-      if (now.has(pid)) continue;
+      if (now.has(pid) && !reused.has(pid)) continue;
       if (this.#killed.delete(pid)) continue;
       const needle = String(pid);
       const log = this.#log.filter((l) => l.includes(needle) || /crash|heap|fatal|uncaught/i.test(l)).slice(-20);
@@ -169,7 +236,7 @@ export class FuzzServer {
   }
 
   processes(): Array<{ pid: number; role: Role }> {
-    this.#look();
+    this.#look(true);
     return [...this.#known].map(([pid, role]) => ({ pid, role }));
   }
 
@@ -197,16 +264,21 @@ export class FuzzServer {
     }
   }
 
-  /** Resolves when every worker slot is filled and both ports answer /ping. */
+  /**
+   * Resolves when every worker slot is filled, the scan port answers /ping and the
+   * controller's /healthy says every worker is up (a replacement answers /ping a little before
+   * the supervisor counts it ready).
+   */
   async waitReady(workers = 2): Promise<void> {
     const deadline = Date.now() + REPLACE_TIMEOUT_MS;
     const ping = Buffer.from('GET /ping HTTP/1.0\r\n\r\n');
+    const healthy = Buffer.from(`GET /healthy HTTP/1.0\r\nPassword: ${READ_PASSWORD}\r\n\r\n`);
     for (;;) {
       const normal = this.pidsOf('normal').length;
       const ctl = this.pidsOf('controller').length;
       if (normal >= workers && ctl >= 1) {
         const a = await send(this.scan, ping, 2000);
-        const b = await send(this.controller, ping, 2000);
+        const b = await send(this.controller, healthy, 2000);
         if (a.kind === 'reply' && a.status === 200 && b.kind === 'reply' && b.status === 200) return;
       }
       if (Date.now() > deadline) throw new Error(`the server did not come back within ${REPLACE_TIMEOUT_MS} ms (normal workers ${normal}, controller ${ctl}):\n${this.#log.slice(-20).join('\n')}`);

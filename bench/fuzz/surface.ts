@@ -28,6 +28,12 @@ export interface Surface {
    */
   expected5xx(status: number, head: string, body: Buffer): boolean;
   generate(rng: Rng): FuzzInput;
+  /**
+   * Inputs whose framing is exact may go on kept-alive connections (send.ts exactlyFramed).
+   * False for the surfaces whose subject is the framing itself (request lines, lengths,
+   * chunks): each of their inputs meets a fresh connection, as the first request of a client.
+   */
+  keepAlive: boolean;
 }
 
 /** Records the names of the mutations applied to one input. */
@@ -41,7 +47,17 @@ export class Notes {
   }
 }
 
-/** Scan surfaces: only 505 (an HTTP version the server does not speak) is by design. */
-export function scanExpected5xx(status: number): boolean {
-  return status === 505;
+/**
+ * 503 for a message source named by a `Shm` or `File` header that cannot be read: Rspamd's
+ * message-loading status (scan-protocol.md §6.1, src/http/errors.ts ERR_SOURCE_UNREADABLE),
+ * with the error as the reason phrase. The fuzzer names segments and files that do not exist.
+ */
+const SOURCE_UNREADABLE = /^HTTP\/1\.[01] 503 (Cannot open shm segment|empty shm segment|shm segment|Invalid file|Cannot open file|Not a regular file) \(/;
+
+/**
+ * Scan surfaces: by design only 505 (an HTTP version the server does not speak) and the 503 of
+ * an unreadable Shm/File source.
+ */
+export function scanExpected5xx(status: number, head: string): boolean {
+  return status === 505 || (status === 503 && SOURCE_UNREADABLE.test(head));
 }

@@ -28,6 +28,7 @@ function sizeText(rng: Rng, n: number): string {
 export function chunkedSurface(ctx: SurfaceContext): Surface {
   return {
     name: 'chunked',
+    keepAlive: false,
     expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();

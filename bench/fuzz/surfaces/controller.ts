@@ -92,7 +92,7 @@ function routeRequest(rng: Rng, ctx: SurfaceContext, notes: Notes): RawRequest {
  * The controller's documented 5xx replies (controller.md: Rspamd 3.4 answers these with 500,
  * 503, 505 or 506); any other 5xx is a finding.
  */
-const DOCUMENTED_500 = /Invalid method|Module has no rules|Module disabled|Save error|Map read error|Map write error|Map rename error|IO timeout with fuzzy storage|Cannot query rrd|invalid selector|cannot generate hashes|Invalid cache|Unknown statistics error|Cannot push learned results|Add symbol failed/;
+const DOCUMENTED_500 = /\d+ workers are not responding|no healthy scanner workers are running|Invalid method|Module has no rules|Module disabled|Save error|Map read error|Map write error|Map rename error|IO timeout with fuzzy storage|Cannot query rrd|invalid selector|cannot generate hashes|Invalid cache|Unknown statistics error|Cannot push learned results|Add symbol failed/;
 
 export function controllerExpected5xx(status: number, head: string, body: Buffer): boolean {
   if (status === 503 || status === 505 || status === 506) return true;
@@ -126,6 +126,7 @@ export function isSafeForController(bytes: Buffer, ctx: SurfaceContext): boolean
 export function controllerSurface(ctx: SurfaceContext): Surface {
   return {
     name: 'controller',
+    keepAlive: true,
     expected5xx: controllerExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();

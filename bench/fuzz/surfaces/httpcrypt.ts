@@ -4,13 +4,14 @@
 // a body too short for nonce + MAC, and validly sealed inner requests that are themselves
 // malformed (inner request line, headers, Content-Length, trailing bytes).
 import { base32Encode } from '../../../src/crypto/base32.js';
-import { seal, sharedKey } from '../../../src/crypto/cryptobox.js';
-import { keyId, keypairFromSecret } from '../../../src/crypto/keypair.js';
+import { seal } from '../../../src/crypto/cryptobox.js';
+import { keyId } from '../../../src/crypto/keypair.js';
 import { formatKeyHeader } from '../../../src/http/crypt/key-header.js';
 import { serializeInnerRequest } from '../../../src/http/crypt/envelope.js';
 import { byteMutate, flip, mutateString } from '../mutate.js';
 import { request, serialize } from '../http.js';
 import { fuzzServerKeypair, READ_PASSWORD } from '../server.js';
+import { publicKeyOf, sharedKeyFor } from '../x25519.js';
 import { baseScanRequest, mutateScanRequest } from './v2.js';
 import { Notes, scanExpected5xx, type FuzzInput, type Port, type Surface, type SurfaceContext } from '../surface.js';
 import type { Rng } from '../rng.js';
@@ -23,19 +24,21 @@ const LOW_ORDER = [
   Buffer.from('ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex'),
 ];
 
-function clientKeypair(rng: Rng) {
-  const sk = rng.bytes(32);
+function clientKeypair(rng: Rng): { secretKey: Uint8Array; publicKey: Uint8Array } {
+  const sk = new Uint8Array(rng.bytes(32));
   sk[0]! &= 248;
   sk[31]! &= 127;
   sk[31]! |= 64;
-  return keypairFromSecret(new Uint8Array(sk));
+  return { secretKey: sk, publicKey: publicKeyOf(sk) };
 }
 
 export function httpcryptSurface(ctx: SurfaceContext): Surface {
   const server = fuzzServerKeypair();
   const serverId = keyId(server.publicKey);
+  const sharedWithServer = sharedKeyFor(server.publicKey);
   return {
     name: 'httpcrypt',
+    keepAlive: true,
     expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
@@ -56,7 +59,7 @@ export function httpcryptSurface(ctx: SurfaceContext): Surface {
         if (rng.chance(0.2)) inner = byteMutate(rng, inner);
       }
       const client = clientKeypair(rng);
-      const nm = sharedKey(client.secretKey, server.publicKey)!;
+      const nm = sharedWithServer(client.secretKey);
       let box = seal(nm, inner, new Uint8Array(rng.bytes(24)));
       let key = formatKeyHeader(serverId, client.publicKey);
       let outerPath = '/post';

@@ -39,6 +39,8 @@ function zlibBody(rng: Rng, msg: Buffer, notes: Notes): Buffer {
 export function legacySurface(ctx: SurfaceContext): Surface {
   return {
     name: 'legacy',
+    // One text request per connection, closed by the server after its reply.
+    keepAlive: false,
     expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();

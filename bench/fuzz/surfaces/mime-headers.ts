@@ -9,8 +9,11 @@ import type { Rng } from '../rng.js';
 
 /** A JS string (any code points) as the latin1 "binary string" of its UTF-8 bytes. */
 export function bin(s: string): string {
-  return Buffer.from(s, 'utf8').toString('latin1');
+  // ASCII is its own UTF-8: most generated text, and the round trip through a Buffer is not free.
+  return NON_ASCII.test(s) ? Buffer.from(s, 'utf8').toString('latin1') : s;
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 /** Whitespace of every kind a header parser may meet: folding, tabs, and Unicode spaces. */
 const ODD_SPACE = [' ', '  ', '\t', '\r\n ', '\r\n\t', '\n ', ' \r\n  ', '\u00a0', '\x0b', '\x0c', '\u2028', '\u3000', '\ufeff', '\u1680', '\u2009', '\u0085', '\u200b'];

@@ -143,6 +143,7 @@ setMessageMutator((rng, messages, depth) => mutateMessage(rng, messages, new Not
 export function mimeSurface(ctx: SurfaceContext): Surface {
   return {
     name: 'mime',
+    keepAlive: true,
     expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();

@@ -65,6 +65,7 @@ export function mutateScanRequest(rng: Rng, r: RawRequest, notes: Notes): void {
 export function v2Surface(ctx: SurfaceContext): Surface {
   return {
     name: 'v2',
+    keepAlive: false,
     expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();

@@ -84,6 +84,7 @@ function evilMsgpack(rng: Rng): Buffer {
 export function v3Surface(ctx: SurfaceContext): Surface {
   return {
     name: 'v3',
+    keepAlive: true,
     expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();

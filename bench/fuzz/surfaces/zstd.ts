@@ -49,6 +49,7 @@ export function zstdSurface(ctx: SurfaceContext, root: string): Surface {
   const dictionary = readFileSync(join(root, 'bench', 'fuzz', 'zstd.dict'));
   return {
     name: 'zstd',
+    keepAlive: true,
     expected5xx: scanExpected5xx,
     generate(rng: Rng): FuzzInput {
       const notes = new Notes();
