@@ -24,6 +24,7 @@ import { pathKey, readYamlSource, type Position } from './yaml-source.js';
 import { workerCrypt, type WorkerCryptConfig } from './schema-keypair.js';
 import type { FuzzyWorkerConfig } from '../fuzzy/worker-config.js';
 import { workerTls, type WorkerTlsConfig } from './schema-tls.js';
+import { proxyRuntimeConfig, type ProxyRuntimeConfig } from '../proxy/config.js';
 
 export const MAIN_FILE = 'mailsift.yaml';
 export const GROUPS_FILE = 'groups.yaml';
@@ -84,6 +85,8 @@ export interface LoadedConfig {
     normal: NormalWorkerConfig;
     controller: ControllerWorkerConfig;
     fuzzy: FuzzyWorkerConfig;
+    /** The proxy worker (src/proxy/config.ts), resolved; `enabled` false unless configured. */
+    proxy: ProxyRuntimeConfig;
     /** Seconds a worker's event loop may go without a heartbeat before it is killed and replaced; 0: off. */
     watchdogTimeout: number;
     /** V8 heap cap of each worker process in bytes (`--max-old-space-size`); 0: V8's default. */
@@ -288,7 +291,7 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
     loadDictionary(absDir, cfg.workers.normal.zstd_output_dictionary, 'workers.normal.zstd_output_dictionary', mainDoc.blame),
   ]);
   issues.push(...[...input.issues, ...output.issues].map((i) => withPosition(mainDoc, i)));
-  const crypt = { normal: workerCrypt(cfg.workers.normal), controller: workerCrypt(cfg.workers.controller) };
+  const crypt = { normal: workerCrypt(cfg.workers.normal), controller: workerCrypt(cfg.workers.controller), proxy: workerCrypt(cfg.workers.proxy) };
   for (const [name, c] of Object.entries(crypt)) {
     if (c.problem) issues.push(withPosition(mainDoc, { file: mainDoc.blame, path: `workers.${name}.encrypted_only`, expected: c.problem, found: 'no keypair' }));
   }
@@ -301,9 +304,10 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
   const hostname = cfg.hostname ?? osHostname();
   const allGroups: GroupsValue = mergeGroups(groups.data, cfg.groups);
   const normal = cfg.workers.normal;
+  const engine = toEngineConfig(cfg, allGroups, moduleConfigs.values, moduleConfigs.disabled, hostname);
   const config: LoadedConfig = {
     dir: absDir,
-    engine: toEngineConfig(cfg, allGroups, moduleConfigs.values, moduleConfigs.disabled, hostname),
+    engine,
     workers: {
       normal: {
         host: normal.bind.host,
@@ -322,6 +326,7 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
       },
       controller: { ...controllerConfig(cfg.workers.controller, absDir), ...(crypt.controller.crypt ? { crypt: crypt.controller.crypt } : {}), ...(tls.controller.tls ? { tls: tls.controller.tls } : {}) },
       fuzzy: cfg.workers.fuzzy,
+      proxy: proxyRuntimeConfig(cfg.workers.proxy, engine.actions),
       watchdogTimeout: cfg.workers.watchdog_timeout,
       maxHeap: cfg.workers.max_heap,
     },
