@@ -1,0 +1,69 @@
+// Real clients through the proxy in HTTP mode: Debian's rspamc (plain, `--key` with the proxy's
+// own keypair, `-z`), spamc's SYMBOLS line, and mailsiftc, against real scanners behind it.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { formatKeypair, generateKeypair } from '../../src/crypto/keypair.js';
+import { parseTextOutput, run, mailsiftc } from '../interop/run.js';
+import { MESSAGES, startProxy, startScanner, type TestProxy, type TestScanner } from './harness.js';
+
+const RSPAMC = '/usr/bin/rspamc';
+const SPAMC = '/usr/bin/spamc';
+const noRspamc = existsSync(RSPAMC) ? false : 'rspamc not installed (apt-get install rspamd; .ci/run does)';
+const noSpamc = existsSync(SPAMC) ? false : 'spamc not installed (apt-get install spamc)';
+
+const keys = formatKeypair(generateKeypair());
+let scanner: TestScanner;
+let proxy: TestProxy;
+
+before(async () => {
+  scanner = await startScanner();
+  proxy = await startProxy({ keypair: { pubkey: keys.pubkey, privkey: keys.privkey }, upstreams: { local: { hosts: scanner.address } } });
+});
+after(async () => {
+  await proxy?.close();
+  await scanner?.close();
+});
+
+test('rspamc through the proxy: GTUBE is a reject, ham is not', { skip: noRspamc }, async () => {
+  const before = scanner.seen.length;
+  const spam = await run(RSPAMC, ['-h', proxy.address, `${MESSAGES}/gtube.eml`]);
+  assert.equal(spam.code, 0, spam.stdout + spam.stderr);
+  const v = parseTextOutput(spam.stdout);
+  assert.equal(v.action, 'reject');
+  assert.ok(v.symbols.has('GTUBE'));
+  const ham = await run(RSPAMC, ['-h', proxy.address, '--ip', '192.0.2.10', '--from', 'sender@example.org', `${MESSAGES}/clean.eml`]);
+  assert.equal(ham.code, 0, ham.stderr);
+  assert.notEqual(parseTextOutput(ham.stdout).action, 'reject');
+  assert.equal(scanner.seen.length, before + 2, 'both went to the scanner');
+});
+
+test('rspamc --key: encrypted to the proxy keypair, answered sealed', { skip: noRspamc }, async () => {
+  const before = scanner.seen.length;
+  const r = await run(RSPAMC, ['-h', proxy.address, '--key', keys.pubkey, `${MESSAGES}/gtube.eml`]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.equal(parseTextOutput(r.stdout).action, 'reject');
+  assert.equal(scanner.seen.length, before + 1);
+  // A wrong key is refused by the proxy, not relayed.
+  const wrong = await run(RSPAMC, ['-h', proxy.address, '--key', formatKeypair(generateKeypair()).pubkey, `${MESSAGES}/gtube.eml`]);
+  assert.doesNotMatch(wrong.stdout, /Action: reject/);
+  assert.equal(scanner.seen.length, before + 1);
+});
+
+test('rspamc -z: a compressed request is scanned as the message, not as zstd bytes', { skip: noRspamc }, async () => {
+  const r = await run(RSPAMC, ['-h', proxy.address, '-z', `${MESSAGES}/gtube.eml`]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.equal(parseTextOutput(r.stdout).action, 'reject');
+});
+
+test('spamc -y (SYMBOLS SPAMC) through the proxy lists GTUBE', { skip: noSpamc }, async () => {
+  const r = await run(SPAMC, ['-d', '127.0.0.1', '-p', String(proxy.port), '-y'], await import('node:fs/promises').then((f) => f.readFile(`${MESSAGES}/gtube.eml`)));
+  assert.match(r.stdout, /GTUBE/, r.stdout + r.stderr);
+});
+
+test('mailsiftc --key through the proxy', async () => {
+  const r = await mailsiftc(['-h', proxy.address, '--key', keys.pubkey, `${MESSAGES}/gtube.eml`]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.equal(parseTextOutput(r.stdout).action, 'reject');
+});
