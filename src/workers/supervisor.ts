@@ -129,7 +129,10 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
       // Under node:cluster the supervisor removed stale socket files before any worker bound them.
       removeStaleSockets: !cluster.isWorker,
     });
-    for (const a of handle.addresses) plog.info(`listening on ${a} (${p.mode})`, { worker: 'proxy', address: a, mode: p.mode });
+    handle.addresses.forEach((a, i) => {
+      const b = p.listen[i]!;
+      plog.info(`listening on ${a} (${p.mode})`, { worker: 'proxy', address: a, mode: p.mode, ...(b.kind === 'tcp' ? { host: b.host, port: Number(a.slice(a.lastIndexOf(':') + 1)) } : {}) });
+    });
     return withServices(handle);
   }
   if (role === 'normal') {

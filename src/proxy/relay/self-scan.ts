@@ -52,8 +52,13 @@ export class SelfScanRelay implements ScanRelay {
       peer: { address: req.route?.clientAddress ?? '', port: 0 },
       tls: false,
     };
-    const reply = await this.#o.handler(request);
-    return this.#toResponse(reply);
+    try {
+      return this.#toResponse(await this.#o.handler(request));
+    } catch (err) {
+      // The route table answers every refusal itself; what escapes is a bug or a reply that
+      // cannot be opened, and the contract says a relay failure is a coded one.
+      throw relayError('ERR_RELAY_FAILED', `Unknown gateway error: self-scan failed: ${(err as Error).message}`, err);
+    }
   }
 
   #toResponse(reply: Reply): RelayResponse {
