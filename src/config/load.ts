@@ -299,6 +299,8 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
   for (const [name, t] of Object.entries(tls)) {
     for (const p of t.problems) issues.push(withPosition(mainDoc, { file: mainDoc.blame, path: `workers.${name}.tls.${p.key}`, expected: p.expected, found: p.found }));
   }
+  // Positions are looked up by dotted path; the message spells a list item as zod does (`bind[0]`).
+  issues.push(...proxyBindClashes(cfg).map((i) => ({ ...withPosition(mainDoc, { ...i, file: mainDoc.blame }), path: i.path.replace(/\.(\d+)$/, '[$1]') })));
   if (issues.length) return { issues };
 
   const hostname = cfg.hostname ?? osHostname();
@@ -345,6 +347,24 @@ export async function loadConfig(dir: string, opts: LoadOptions = {}): Promise<L
   const report = await readConfig(dir, opts);
   if (!report.config) throw new ConfigError(report.issues);
   return report.config;
+}
+
+/**
+ * A proxy bind on the scan or controller port: under node:cluster the workers would share that
+ * socket and each connection would land on either role at random.
+ */
+function proxyBindClashes(cfg: MainConfigValue): Array<Omit<ConfigIssue, 'file'>> {
+  const p = cfg.workers.proxy;
+  if (!p.enabled) return [];
+  const taken = new Map<string, string>([[`${cfg.workers.normal.bind.host}:${cfg.workers.normal.bind.port}`, 'workers.normal.bind']]);
+  if (cfg.workers.controller.enabled) taken.set(`${cfg.workers.controller.bind.host}:${cfg.workers.controller.bind.port}`, 'workers.controller.bind');
+  const out: Array<Omit<ConfigIssue, 'file'>> = [];
+  p.bind.forEach((b, i) => {
+    if (b.kind !== 'tcp' || b.port === 0) return;
+    const other = taken.get(`${b.host}:${b.port}`);
+    if (other) out.push({ path: `workers.proxy.bind.${i}`, expected: `an address no other worker listens on (${other} is ${b.text})`, found: `"${b.text}"` });
+  });
+  return out;
 }
 
 function controllerConfig(c: MainConfigValue['workers']['controller'], absDir: string): ControllerWorkerConfig {

@@ -63,3 +63,20 @@ test('cross-key mistakes are refused', () => {
     assert.match(JSON.stringify(r.error?.issues), why, JSON.stringify(section));
   }
 });
+
+test('a proxy bind on the scan or controller port is refused (the workers would share the socket)', async () => {
+  const { makeConfDir, removeConfDir } = await import('../config/conf-dir.js');
+  const { readConfig } = await import('../../src/config/load.js');
+  const dir = await makeConfDir({ 'mailsift.yaml': 'workers:\n  proxy:\n    enabled: true\n    self_scan: true\n    bind: ["127.0.0.1:11332", "127.0.0.1:11334", "127.0.0.1:11333"]\n' });
+  try {
+    const r = await readConfig(dir);
+    assert.equal(r.config, undefined);
+    const lines = r.issues.map((i) => `${i.line}:${i.column}: ${i.path}: ${i.expected}`);
+    assert.deepEqual(lines, [
+      '5:31: workers.proxy.bind[1]: an address no other worker listens on (workers.controller.bind is 127.0.0.1:11334)',
+      '5:50: workers.proxy.bind[2]: an address no other worker listens on (workers.normal.bind is 127.0.0.1:11333)',
+    ]);
+  } finally {
+    await removeConfDir(dir);
+  }
+});
