@@ -387,3 +387,38 @@ describe('bad client input', () => {
     }
   });
 });
+
+describe('hash rotation (§2.2)', () => {
+  const countFor = async (p: TestProxy, headers: Record<string, string>): Promise<'a' | 'b'> => {
+    const [na, nb] = [a.seen.length, b.seen.length];
+    const r = await rawExchange(p.port, checkv2(clean, headers));
+    assert.equal(r.status, 200);
+    if (a.seen.length === na + 1 && b.seen.length === nb) return 'a';
+    if (b.seen.length === nb + 1 && a.seen.length === na) return 'b';
+    throw new Error('the request reached neither or both scanners');
+  };
+
+  test('hash_by: ip keeps a client on one scanner whatever its source port; clients spread over both', async () => {
+    const p = await startProxy({ upstreams: { h: { hosts: `hash:${a.address},${b.address}`, hash_by: 'ip' } } });
+    try {
+      const first = await countFor(p, { IP: '192.0.2.10:1111' });
+      assert.equal(await countFor(p, { IP: '192.0.2.10:2222' }), first);
+      assert.equal(await countFor(p, { IP: '192.0.2.10' }), first);
+      const seenHosts = new Set<string>();
+      for (let i = 1; i <= 16; i++) seenHosts.add(await countFor(p, { IP: `198.51.100.${i}` }));
+      assert.equal(seenHosts.size, 2, '16 clients all on one host would not be hashing');
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('hash_by: from keeps a sender on one scanner', async () => {
+    const p = await startProxy({ upstreams: { h: { hosts: `hash:${a.address} ${b.address}`, hash_by: 'from' } } });
+    try {
+      const first = await countFor(p, { From: '<Alice@Example.org>', IP: '192.0.2.1' });
+      for (let i = 2; i < 6; i++) assert.equal(await countFor(p, { From: '<alice@example.org>', IP: `192.0.2.${i}` }), first);
+    } finally {
+      await p.close();
+    }
+  });
+});

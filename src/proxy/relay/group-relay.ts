@@ -34,6 +34,14 @@ export interface GroupRelayOptions {
   random?: () => number;
 }
 
+/** The address of an `IP` header without its port (the milter front end sends `a.b.c.d:port`, `[v6]:port`). */
+export function ipWithoutPort(v: string): string {
+  const bracket = /^\[([^\]]+)\](?::\d+)?$/.exec(v);
+  if (bracket) return bracket[1]!;
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(v);
+  return v4 ? v4[1]! : v;
+}
+
 function headerOf(req: RelayRequest, name: string): string | undefined {
   for (const [k, v] of req.headers) if (k.toLowerCase() === name) return v.trim();
   return undefined;
@@ -68,8 +76,11 @@ export class GroupRelay implements ScanRelay {
     switch (this.#o.group.hashBy) {
       case 'peer':
         return req.route?.clientAddress;
-      case 'ip':
-        return headerOf(req, 'ip') ?? req.route?.clientAddress;
+      case 'ip': {
+        // The same client must hash the same whatever source port its connection had.
+        const ip = headerOf(req, 'ip');
+        return ip !== undefined ? ipWithoutPort(ip) : req.route?.clientAddress;
+      }
       case 'from':
         return headerOf(req, 'from')?.toLowerCase();
     }
