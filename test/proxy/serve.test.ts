@@ -59,6 +59,7 @@ test('serve: two proxy workers on a TCP port and a unix socket relay to the norm
         'workers:',
         `  normal: { bind: "127.0.0.1:${normalPort}", count: 1 }`,
         '  controller: { enabled: false }',
+        '  watchdog_timeout: 4s',
         '  proxy:',
         '    enabled: true',
         '    count: 2',
@@ -89,8 +90,15 @@ test('serve: two proxy workers on a TCP port and a unix socket relay to the norm
     const victim = tcp[0]!.pid;
     process.kill(victim, 'SIGKILL');
     await srv.waitFor((l) => l.workerPid === victim && /proxy worker \d+ killed by SIGKILL; restarting/.test(l.msg), 'the supervisor to restart the proxy');
-    await srv.waitFor((l) => isProxyListen(l) && l.pid !== tcp[0]!.pid && l.pid !== tcp[1]!.pid, 'a replacement proxy worker', 60_000);
+    const replacement = await srv.waitFor((l) => isProxyListen(l) && l.pid !== tcp[0]!.pid && l.pid !== tcp[1]!.pid, 'a replacement proxy worker', 60_000);
     for (let i = 0; i < 3; i++) assert.equal(await scanVia({ port }, gtube), 'reject');
+
+    // A proxy whose event loop stalls is found by the watchdog like any other worker.
+    process.kill(replacement.pid, 'SIGSTOP');
+    const stalled = await srv.waitFor((l) => l.workerPid === replacement.pid && /stalled/.test(l.msg), 'the watchdog to kill the stalled proxy', 60_000);
+    assert.match(stalled.msg, /^proxy worker \d+ stalled: no heartbeat for [\d.]+ s \(workers.watchdog_timeout 4 s\); killed to be replaced/);
+    await srv.waitFor((l) => isProxyListen(l) && ![tcp[0]!.pid, tcp[1]!.pid, replacement.pid].includes(l.pid), 'a proxy worker after the stalled one', 60_000);
+    assert.equal(await scanVia({ socketPath: sock }, gtube), 'reject');
 
     srv.child.kill('SIGTERM');
     const { code } = await srv.exited;
