@@ -153,6 +153,13 @@ export const ProxyWorkerSchema = z
   })
   .superRefine((p, ctx) => {
     const issue = (path: (string | number)[], message: string): void => ctx.addIssue({ code: 'custom', path, message, input: undefined });
+    const binds = new Set<string>();
+    p.bind.forEach((b, i) => {
+      const key = b.kind === 'unix' ? b.path : `${b.host}:${b.port}`;
+      if (b.kind === 'tcp' && b.port === 0) return; // each port 0 is a port of its own
+      if (binds.has(key)) issue(['bind', i], `each address once (${b.text} is listed twice)`);
+      binds.add(key);
+    });
     const groups = Object.entries(p.upstreams);
     if (groups.length > MAX_GROUPS) issue(['upstreams'], `at most ${MAX_GROUPS} groups`);
     if (Object.keys(p.mirrors).length > MAX_GROUPS) issue(['mirrors'], `at most ${MAX_GROUPS} mirrors`);

@@ -56,6 +56,7 @@ test('cross-key mistakes are refused', () => {
     [{ upstreams: { s: { self_scan: true, compression: true } } }, /no key or compression in a self_scan group/],
     [{ default_upstream: 'off', upstreams: { off: { hosts: 'x', enabled: false } } }, /an enabled group/],
     [{ upstreams: { a: { hosts: 'x', settings_id: 'a\r\nInjected: 1' } } }, /one line of text/],
+    [{ bind: ['127.0.0.1:11332', '/run/p.sock', '127.0.0.1:11332'] }, /each address once/],
   ];
   for (const [section, why] of bad) {
     const r = ProxyWorkerSchema.safeParse(section);
