@@ -35,8 +35,9 @@ import { zstdSurface } from './surfaces/zstd.js';
 import { httpcryptSurface } from './surfaces/httpcrypt.js';
 import { controllerSurface, isSafeForController } from './surfaces/controller.js';
 import { mimeSurface } from './surfaces/mime.js';
+import { legacySurface } from './surfaces/legacy.js';
 
-const SURFACES = ['v2', 'chunked', 'v3', 'zstd', 'httpcrypt', 'controller', 'mime'] as const;
+const SURFACES = ['v2', 'chunked', 'v3', 'zstd', 'httpcrypt', 'controller', 'mime', 'legacy'] as const;
 /** How often RSS is sampled for the memory check. */
 const MEMORY_SAMPLE_MS = 2_000;
 /**
@@ -413,6 +414,7 @@ function surfacesFor(names: string[], ctx: SurfaceContext, root: string): Surfac
       case 'httpcrypt': return httpcryptSurface(ctx);
       case 'controller': return controllerSurface(ctx);
       case 'mime': return mimeSurface(ctx);
+      case 'legacy': return legacySurface(ctx);
       default: throw new Error(`--surface: expected one of ${SURFACES.join(', ')} or all, found ${n}`);
     }
   });

@@ -25,6 +25,7 @@ import { workerCrypt, type WorkerCryptConfig } from './schema-keypair.js';
 import type { FuzzyWorkerConfig } from '../fuzzy/worker-config.js';
 import { workerTls, type WorkerTlsConfig } from './schema-tls.js';
 import { proxyRuntimeConfig, type ProxyRuntimeConfig } from '../proxy/config.js';
+import type { LegacyCompat } from '../protocol/legacy-command.js';
 
 export const MAIN_FILE = 'mailsift.yaml';
 export const GROUPS_FILE = 'groups.yaml';
@@ -47,6 +48,8 @@ export interface NormalWorkerConfig {
   dictionaries: { input?: ZstdDictionary; output?: ZstdDictionary };
   /** Peers allowed to name local files and shm segments as the message; [] refuses all. */
   fileInputPeers: string[];
+  /** spamc/RSPAMC text protocol behaviour (src/protocol/legacy-command.ts). */
+  legacyCompat: LegacyCompat;
   /** HTTP encryption, when the worker has a keypair. */
   crypt?: WorkerCryptConfig;
   /** HTTPS listener (schema-tls.ts). */
@@ -323,12 +326,13 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
           ...(output.dictionary ? { output: output.dictionary } : {}),
         },
         fileInputPeers: normal.file_input_peers,
+        legacyCompat: normal.legacy_compat,
         ...(crypt.normal.crypt ? { crypt: crypt.normal.crypt } : {}),
         ...(tls.normal.tls ? { tls: tls.normal.tls } : {}),
       },
       controller: { ...controllerConfig(cfg.workers.controller, absDir), ...(crypt.controller.crypt ? { crypt: crypt.controller.crypt } : {}), ...(tls.controller.tls ? { tls: tls.controller.tls } : {}) },
       fuzzy: cfg.workers.fuzzy,
-      proxy: proxyRuntimeConfig(cfg.workers.proxy, engine.actions),
+      proxy: proxyRuntimeConfig(cfg.workers.proxy, engine.actions, normal.legacy_compat),
       watchdogTimeout: cfg.workers.watchdog_timeout,
       maxHeap: cfg.workers.max_heap,
     },

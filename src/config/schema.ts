@@ -10,6 +10,7 @@ import { WorkerCryptKeys } from './schema-keypair.js';
 import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
 import { ProxyWorkerSchema } from '../proxy/config-schema.js';
 import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
+import { DEFAULT_LEGACY_COMPAT, LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';
 
 /** Caps what a config can ask for; each protects the machine from a typo like `count: 2000`. */
 export const MAX_WORKER_COUNT = 256; // more processes than this only thrash a host
@@ -44,6 +45,12 @@ const Network = parsed((v) => (typeof v === 'string' && parseNetwork(v) ? v : un
 /** Peers allowed to name local files and shm segments as the message (File, Shm headers); [] refuses all. */
 const FileInputPeers = z.array(Network).default([...LOOPBACK_NETWORKS]);
 
+/**
+ * spamc/RSPAMC text requests: `spamd` answers every spamc command and sets the spam flag from the
+ * action; `rspamd` is Rspamd 3.4 to the byte (CHECK/SYMBOLS only, flag always False).
+ */
+export const LegacyCompat = z.enum(LEGACY_COMPAT_MODES).default(DEFAULT_LEGACY_COMPAT);
+
 const MAX_DICT_ID = 0xffffffff; // zstd dictionary ids are 32-bit
 /** A trained dictionary's path, or `{file, id}` where id must match the one stored in the file. */
 const Dictionary = z
@@ -69,6 +76,7 @@ const NormalWorker = z.strictObject({
   /** Dictionary for zstd replies to clients that asked with the matching `Dictionary` id. */
   zstd_output_dictionary: Dictionary.optional(),
   file_input_peers: FileInputPeers,
+  legacy_compat: LegacyCompat,
   // HTTP encryption (keypair, encrypted_only): see schema-keypair.ts.
   ...WorkerCryptKeys,
   // HTTPS listener (tls): see schema-tls.ts.
@@ -234,7 +242,10 @@ const RedisStore = z.strictObject({
   /** Prepended to every key, so several installations can share one Redis. */
   prefix: z.string().optional(),
   connect_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
+  /** Bound on one call of a learn or the controller (default 1 s). */
   command_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
+  /** Bound on one store call made by a scan (default 0.3 s); past it the check degrades as when Redis is down. */
+  scan_timeout: Duration.pipe(z.number().positive().max(MAX_STORE_TIMEOUT_S)).optional(),
 });
 const StoreOverride = z.strictObject({
   backend: StoreBackend.optional(),

@@ -254,7 +254,7 @@ export async function createEngineWith(config: EngineConfig, modules: ReadonlyAr
   const maps = options.maps ?? createMapRegistry({ baseDir: process.cwd(), log });
   const registry = await Registry.build({ config, modules, log, maps, ...(options.stores ? { stores: options.stores } : {}) });
   const engine = new EngineImpl(config, registry, log, maps);
-  engine.net = options.net ?? createNetServices(config.dns ? { dns: config.dns } : {});
+  engine.net = options.net ?? createNetServices({ ...(config.dns ? { dns: config.dns } : {}), log });
   return engine;
 }
 

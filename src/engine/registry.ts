@@ -18,6 +18,7 @@ import type {
   Task,
 } from '../plugin-api/index.js';
 import { STAGES } from '../plugin-api/index.js';
+import { scanStores } from '../storage/types.js';
 import type { EngineConfig, GroupConfig } from './contract.js';
 import { EngineError } from './errors.js';
 import { needsAsyncScope } from './net-scope.js';
@@ -127,7 +128,8 @@ export class Registry {
         config: modConfig,
         log: moduleLogger(log, mod.name),
         hostname: config.hostname,
-        ...(stores ? { stores } : {}),
+        // Modules run inside scans: they get the stores' scan view (calls bounded by the scan time-out).
+        ...(stores ? { stores: scanStores(stores) } : {}),
         maps,
         symbol(r: SymbolRegistration): void {
           if (registry.#sealed) {

@@ -18,7 +18,7 @@ import type {
   Verdict,
 } from '../plugin-api/index.js';
 import { parseMessage, makeRawMessage } from '../message/parse-message.js';
-import { parseReceived } from '../message/parse-received.js';
+import { parseReceivedChain } from '../message/parse-received.js';
 import { parseEnvelopeAddress } from '../message/addresses.js';
 import { actionUsable, applyActionOverrides, normaliseActionName, requiredScore, selectAction } from './actions.js';
 import type { ActionEntry, Selection } from './actions.js';
@@ -161,7 +161,7 @@ export class ScanTask implements Task {
   }
 
   get received(): readonly ReceivedHop[] {
-    if (!this.#received) this.#received = this.message.headers.get('received').map((h) => parseReceived(h.value));
+    if (!this.#received) this.#received = parseReceivedChain(this.message.headers.get('received'));
     return this.#received;
   }
 

@@ -73,11 +73,26 @@ export function exchange(server: FuzzyUpstream, commands: readonly FuzzyCommand[
       done = true;
       if (timer) clearTimeout(timer);
       opts.signal?.removeEventListener('abort', finish);
-      sock.close();
+      try {
+        sock.close();
+      } catch {
+        // already closed by a failed connect
+      }
       resolve({ replies, unanswered: packets.size - [...packets.keys()].filter((t) => replies.has(t)).length });
     };
     const sendPending = (): void => {
-      for (const [tag, p] of packets) if (!replies.has(tag)) sock.send(p.packet);
+      if (done) return;
+      for (const [tag, p] of packets) {
+        if (replies.has(tag)) continue;
+        try {
+          // A send that fails later reaches the socket's 'error' (finish); the retransmit timer
+          // covers a datagram that is lost.
+          sock.send(p.packet);
+        } catch {
+          // dgram throws at once on a socket without a peer or already closed: nothing can be sent.
+          return finish();
+        }
+      }
       timer = setTimeout(() => {
         if (++attempts > opts.retransmits) finish();
         else sendPending();
@@ -94,7 +109,8 @@ export function exchange(server: FuzzyUpstream, commands: readonly FuzzyCommand[
     sock.on('error', finish);
     if (opts.signal?.aborted) return finish();
     opts.signal?.addEventListener('abort', finish);
-    // Connected: only this server's datagrams reach the socket.
-    sock.connect(server.port, server.host, sendPending);
+    // Connected: only this server's datagrams reach the socket. A server that cannot be
+    // reached (no route, a host name that does not resolve) is a server that did not answer.
+    sock.connect(server.port, server.host, (err?: Error) => (err ? finish() : sendPending()));
   });
 }

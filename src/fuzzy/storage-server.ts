@@ -22,9 +22,24 @@ const EXPIRE_INTERVAL_MS = 60_000;
 export const FUZZY_SKIPPED = 401;
 export const FUZZY_ENCRYPTION_REQUIRED = 415;
 export const FUZZY_FORBIDDEN = 503;
+/**
+ * The store failed or did not answer in time (Rspamd's fuzzy storage answers 500 for its own
+ * errors): a check reads "not found" at once instead of waiting for the client's retries, and a
+ * write or delete is refused, so the learn is not acknowledged.
+ */
+export const FUZZY_STORE_ERROR = 500;
+/** A store outage is logged once per this period, not once per request. */
+const STORE_ERROR_LOG_MS = 30_000;
+
+function isStoreError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === 'STORE_UNAVAILABLE' || code === 'STORE_FAILED';
+}
 
 export interface FuzzyServerOptions {
   store: FuzzyStore;
+  /** The store as CHECK (on scanners' scan path) uses it, bounded by the scan time-out; `store` when absent. */
+  checkStore?: FuzzyStore;
   /** `host:port`; default 127.0.0.1:11335. Port 0 picks a free port. */
   bind?: string;
   keypairs?: KexKeypair[];
@@ -81,6 +96,20 @@ function epochIndex(version: number): number {
 export async function startFuzzyServer(opts: FuzzyServerOptions): Promise<FuzzyServer> {
   const { host, port } = splitBind(opts.bind ?? '127.0.0.1:11335');
   const store = opts.store;
+  const checkStore = opts.checkStore ?? store;
+  let lastStoreLog = 0;
+  let unloggedStoreErrors = 0;
+  /** The reply to a command whose store call failed; anything but a store failure is a bug and rethrown. */
+  const storeFailed = (err: unknown, cmd: FuzzyCommand, base: FuzzyReply): FuzzyReply => {
+    if (!isStoreError(err)) throw err;
+    const now = Date.now();
+    if (now - lastStoreLog >= STORE_ERROR_LOG_MS) {
+      lastStoreLog = now;
+      opts.log?.warn('fuzzy storage: store unavailable, answering 500', { err: String(err), cmd: cmd.cmd, ...(unloggedStoreErrors ? { failuresSinceLastLog: unloggedStoreErrors } : {}) });
+      unloggedStoreErrors = 0;
+    } else unloggedStoreErrors++;
+    return { ...base, value: FUZZY_STORE_ERROR };
+  };
   const keypairs = opts.keypairs ?? [];
   const allow = parseRanges(opts.allowUpdate ?? ['127.0.0.1', '::1']);
   const skip = new Set((opts.skipHashes ?? []).map((h) => h.toLowerCase()));
@@ -99,7 +128,13 @@ export async function startFuzzyServer(opts: FuzzyServerOptions): Promise<FuzzyS
         if (cmd.shingles) stats.shingles[epoch]!++;
         stats.count(keyName, ip, 0, 'checked');
         if (skip.has(hex)) return { ...base, value: FUZZY_SKIPPED };
-        const m = await store.check(hex, cmd.shingles);
+        let m: Awaited<ReturnType<FuzzyStore['check']>>;
+        try {
+          m = await checkStore.check(hex, cmd.shingles);
+        } catch (err) {
+          stats.count(keyName, ip, 0, 'errors');
+          return storeFailed(err, cmd, base);
+        }
         if (!m) return base;
         if (skip.has(m.digest)) return { ...base, value: FUZZY_SKIPPED };
         stats.found[epoch]!++;
@@ -115,14 +150,16 @@ export async function startFuzzyServer(opts: FuzzyServerOptions): Promise<FuzzyS
           stats.count(keyName, ip, cmd.flag, 'errors');
           return { ...base, value: FUZZY_FORBIDDEN };
         }
-        if (cmd.cmd === FUZZY_WRITE) {
-          if (skip.has(hex)) return { ...base, value: FUZZY_SKIPPED };
-          await store.add({ digest: hex, flag: cmd.flag, weight: cmd.value, ...(cmd.shingles ? { shingles: cmd.shingles } : {}) }, expire);
-          stats.count(keyName, ip, cmd.flag, 'added');
-        } else {
-          await store.remove(hex);
-          stats.count(keyName, ip, cmd.flag, 'deleted');
+        if (cmd.cmd === FUZZY_WRITE && skip.has(hex)) return { ...base, value: FUZZY_SKIPPED };
+        // Answered only once the store has answered: a success reply means the hash is stored.
+        try {
+          if (cmd.cmd === FUZZY_WRITE) await store.add({ digest: hex, flag: cmd.flag, weight: cmd.value, ...(cmd.shingles ? { shingles: cmd.shingles } : {}) }, expire);
+          else await store.remove(hex);
+        } catch (err) {
+          stats.count(keyName, ip, cmd.flag, 'errors');
+          return storeFailed(err, cmd, { ...base, flag: cmd.flag });
         }
+        stats.count(keyName, ip, cmd.flag, cmd.cmd === FUZZY_WRITE ? 'added' : 'deleted');
         return { ...base, flag: cmd.flag, prob: 1 };
       }
       case FUZZY_STAT: {
@@ -165,7 +202,14 @@ export async function startFuzzyServer(opts: FuzzyServerOptions): Promise<FuzzyS
       (reply) => {
         if (!reply) return;
         const body = encodeReply(reply, replyLayoutFor(cmd.version));
-        sock.send(nm ? encryptReply(body, nm) : body, rinfo.port, rinfo.address);
+        try {
+          // A failed send later is the socket's 'error' (logged below).
+          sock.send(nm ? encryptReply(body, nm) : body, rinfo.port, rinfo.address);
+        } catch (err) {
+          // dgram throws at once for a socket closed while the store answered, or a peer it
+          // cannot send to (source port 0): an exception here would end the worker.
+          opts.log?.warn('fuzzy reply not sent', { err: String(err), peer: rinfo.address });
+        }
       },
       (err: unknown) => {
         // A store that is down: the client sees no reply, times out and marks us failed.

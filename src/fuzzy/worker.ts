@@ -6,11 +6,13 @@ import { startFuzzyServer, type FuzzyServer } from './storage-server.js';
 import type { FuzzyWorkerConfig } from './worker-config.js';
 
 /** `storeExpire`: the store's configured lifetime, used when the worker sets none. */
-export async function startFuzzyWorker(cfg: FuzzyWorkerConfig, store: FuzzyStore, log: Logger, storeExpire?: number): Promise<FuzzyServer & { port: number }> {
+/** `checkStore`: the store's scan view, for CHECK (scanners wait for its answer); `store` when absent. */
+export async function startFuzzyWorker(cfg: FuzzyWorkerConfig, store: FuzzyStore, log: Logger, storeExpire?: number, checkStore?: FuzzyStore): Promise<FuzzyServer & { port: number }> {
   const expire = cfg.expire ?? storeExpire;
   const keypairs = cfg.keypair === undefined ? [] : Array.isArray(cfg.keypair) ? cfg.keypair : [cfg.keypair];
   const srv = await startFuzzyServer({
     store,
+    ...(checkStore ? { checkStore } : {}),
     bind: cfg.bind,
     keypairs,
     encryptedOnly: cfg.encrypted_only,

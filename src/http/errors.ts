@@ -32,6 +32,8 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   ERR_REQUEST_TIMEOUT: { status: 408, domain: 'transport-error' },
   ERR_UNSUPPORTED_VERSION: { status: 505, domain: 'transport-error' },
   ERR_LEGACY_COMMAND: { status: 400, domain: 'transport-error' },
+  // spamc's TELL (learning) on the scan port: refused, learning needs the controller's password.
+  ERR_LEGACY_TELL: { status: 403, domain: 'protocol-error' },
   // Routing.
   ERR_UNKNOWN_COMMAND: { status: 404, domain: 'protocol-error' },
   // Compression.
@@ -80,6 +82,9 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   ERR_RELAY_RESET: { status: 502, domain: 'transport-error' },
   ERR_RELAY_REFUSED: { status: 502, domain: 'transport-error' },
   ERR_RELAY_FAILED: { status: 502, domain: 'transport-error' },
+  // The scanner's own error status, told to a legacy client (HTTP clients get the reply as is).
+  ERR_RELAY_REQUEST_REFUSED: { status: 400, domain: 'protocol-error' },
+  ERR_RELAY_UPSTREAM_ERROR: { status: 502, domain: 'transport-error' },
   // A client naming a local file (`File`, `Path`) to the proxy, which reads none for its clients.
   ERR_PROXY_SOURCE_FORBIDDEN: { status: 400, domain: 'protocol-error' },
   // HTTP encryption (src/http/crypt/): the connection is closed after each of these.

@@ -38,10 +38,11 @@ export function parseHeadText(head: string): ParsedRequest {
   const lines = head.split('\n');
   let reqLine = lines[0]!;
   if (reqLine.endsWith('\r')) reqLine = reqLine.slice(0, -1);
+  const legacy = legacyRequestLine(reqLine);
+  if (legacy) return parseLegacyHead(legacy, lines);
   const sp1 = reqLine.indexOf(' ');
   const sp2 = reqLine.lastIndexOf(' ');
-  if (sp1 > 0 && sp2 === sp1) return parseLegacyHead(reqLine.slice(0, sp1), reqLine.slice(sp1 + 1), lines);
-  if (sp1 <= 0) throw new MailsiftError('ERR_BAD_REQUEST_LINE', 'Malformed request line');
+  if (sp1 <= 0 || sp2 === sp1) throw new MailsiftError('ERR_BAD_REQUEST_LINE', 'Malformed request line');
   const method = reqLine.slice(0, sp1);
   const target = reqLine.slice(sp1 + 1, sp2).trim();
   const version = reqLine.slice(sp2 + 1);
@@ -58,19 +59,53 @@ export function parseHeadText(head: string): ParsedRequest {
   return { method, path, query, headers, version, body: EMPTY, closeDelimited: false, keepAlive };
 }
 
+export type LegacyDialect = 'spamc' | 'rspamc';
+
 /**
- * `SYMBOLS SPAMC/1.2`, `CHECK RSPAMC/1.3`: only these two verbs exist in Rspamd; the token's
- * first letter picks the dialect. Framed by Content-length; never kept alive (Exim reads
- * until the server closes).
+ * The verbs of SpamAssassin's spamc protocol (Rspamd's RSPAMC dialect is the same line with
+ * another token). Rspamd itself knows only CHECK and SYMBOLS; what the others do is the
+ * worker's decision (src/protocol/legacy-command.ts), the transport only frames them.
  */
-function parseLegacyHead(verb: string, token: string, lines: string[]): ParsedRequest {
-  const dialect = token[0] === 'S' ? 'spamc' : token[0] === 'R' ? 'rspamc' : undefined;
-  if (!dialect) throw new MailsiftError('ERR_BAD_REQUEST_LINE', 'Malformed request line');
-  if (verb !== 'SYMBOLS' && verb !== 'CHECK') {
-    throw new MailsiftError('ERR_LEGACY_COMMAND', `Unsupported ${dialect} command: ${verb.slice(0, 32)}`);
+export const LEGACY_VERBS: ReadonlySet<string> = new Set(['CHECK', 'SYMBOLS', 'REPORT', 'REPORT_IFSPAM', 'PROCESS', 'HEADERS', 'PING', 'SKIP', 'TELL']);
+
+export interface LegacyRequestLine {
+  verb: string;
+  token: string;
+  dialect: LegacyDialect;
+}
+
+/**
+ * `SYMBOLS SPAMC/1.2`, `CHECK RSPAMC/1.3`: a legacy verb, spaces, a token whose first letter
+ * picks the dialect (S: spamc, R: rspamc; as in Rspamd, the rest of the line is not examined).
+ * Any other verb followed by a full `SPAMC/` or `RSPAMC/` token is a legacy line too, so that
+ * its refusal is answered in the client's dialect. Undefined for anything else (HTTP).
+ */
+export function legacyRequestLine(line: string): LegacyRequestLine | undefined {
+  const sp = line.indexOf(' ');
+  if (sp <= 0) return undefined;
+  const verb = line.slice(0, sp);
+  let at = sp;
+  while (line.charCodeAt(at) === 32) at++;
+  const end = line.indexOf(' ', at);
+  const token = end < 0 ? line.slice(at) : line.slice(at, end);
+  if (LEGACY_VERBS.has(verb)) {
+    if (token[0] === 'S') return { verb, token, dialect: 'spamc' };
+    if (token[0] === 'R') return { verb, token, dialect: 'rspamc' };
+    return undefined;
+  }
+  if (end >= 0) return undefined;
+  if (token.startsWith('SPAMC/')) return { verb, token, dialect: 'spamc' };
+  if (token.startsWith('RSPAMC/')) return { verb, token, dialect: 'rspamc' };
+  return undefined;
+}
+
+/** Framed by Content-length (none: no body); never kept alive (Exim reads until the server closes). */
+function parseLegacyHead(line: LegacyRequestLine, lines: string[]): ParsedRequest {
+  if (!LEGACY_VERBS.has(line.verb)) {
+    throw new MailsiftError('ERR_LEGACY_COMMAND', `Unknown ${line.dialect} command: ${line.verb.slice(0, 32)}`);
   }
   const headers = parseHeaderLines(lines);
-  return { method: verb, path: '', query: new Map(), headers, version: token, body: EMPTY, closeDelimited: false, keepAlive: false, legacy: dialect };
+  return { method: line.verb, path: '', query: new Map(), headers, version: line.token, body: EMPTY, closeDelimited: false, keepAlive: false, legacy: line.dialect };
 }
 
 function parseHeaderLines(lines: string[]): RequestHeaders {

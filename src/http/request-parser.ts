@@ -4,7 +4,7 @@
 // requests in order; it never buffers more than the configured limits.
 
 import { MailsiftError } from './errors.js';
-import { parseHeadText, skipLeadingWs } from './request-head.js';
+import { legacyRequestLine, parseHeadText, skipLeadingWs, type LegacyDialect } from './request-head.js';
 import type { RequestHeaders } from './types.js';
 
 export interface ParserLimits {
@@ -26,7 +26,7 @@ export interface ParsedRequest {
   closeDelimited: boolean;
   keepAlive: boolean;
   /** Legacy text dialect (`SYMBOLS SPAMC/1.2`, `CHECK RSPAMC/1.3`), scan-protocol.md §7. */
-  legacy?: 'spamc' | 'rspamc';
+  legacy?: LegacyDialect;
 }
 
 /** Longest chunk-size line (hex digits plus extensions) we accept before calling it garbage. */
@@ -41,6 +41,8 @@ const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
 const LF_LF = Buffer.from('\n\n', 'latin1');
 /** Smallest store that joined reads are appended into; it doubles as it fills. */
 const MIN_STORE_BYTES = 8192;
+/** Bytes of an unfinished head examined for a legacy request line: the longest real one is ~25. */
+const MAX_LEGACY_LINE_PEEK = 256;
 
 export class RequestParser {
   /** Bytes received and not parsed yet: a read as it came, or a view of the end of #store. */
@@ -62,6 +64,8 @@ export class RequestParser {
   #remaining = 0;
   #trailerBytes = 0;
   #expectContinue = false;
+  /** Dialect of the head being parsed, kept when its header lines turn out malformed. */
+  #headLegacy: LegacyDialect | undefined;
 
   constructor(limits: ParserLimits) {
     this.#limits = limits;
@@ -98,6 +102,23 @@ export class RequestParser {
   /** Waiting for an EOF-delimited body and none of it has arrived yet. */
   get awaitingCloseBody(): boolean {
     return this.#state === 'close' && this.#bodyLen === 0 && this.#buf.length === 0;
+  }
+
+  /**
+   * The legacy text dialect of the request being read, known as soon as its request line has
+   * arrived (even when the rest of its head is malformed or never comes): its errors are
+   * answered in that dialect instead of HTTP.
+   */
+  get legacyDialect(): LegacyDialect | undefined {
+    if (this.#req) return this.#req.legacy;
+    if (this.#headLegacy) return this.#headLegacy;
+    if (this.#state !== 'head') return undefined;
+    let start = 0;
+    while (start < this.#buf.length && (this.#buf[start] === 13 || this.#buf[start] === 10)) start++;
+    const window = this.#buf.subarray(start, start + MAX_LEGACY_LINE_PEEK);
+    let nl = window.indexOf(10);
+    if (nl < 0) nl = window.length;
+    return legacyRequestLine(window.subarray(0, nl).toString('latin1').replace(/\r$/, ''))?.dialect;
   }
 
   /**
@@ -244,6 +265,7 @@ export class RequestParser {
     this.#remaining = 0;
     this.#trailerBytes = 0;
     this.#expectContinue = false;
+    this.#headLegacy = undefined;
     this.#state = 'head';
     this.#scan = 0;
     return req;
@@ -283,6 +305,8 @@ export class RequestParser {
     const head = this.#buf.subarray(0, end).toString('utf8');
     this.#buf = this.#buf.subarray(bodyStart);
     this.#scan = 0;
+    const firstLine = head.slice(0, Math.min(head.length, MAX_LEGACY_LINE_PEEK)).split('\n', 1)[0]!.replace(/\r$/, '');
+    this.#headLegacy = legacyRequestLine(firstLine)?.dialect;
     this.#req = parseHeadText(head);
     this.#chooseFraming();
     const expect = this.#req.headers.first('expect');

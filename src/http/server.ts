@@ -4,8 +4,9 @@
 
 import net from 'node:net';
 import type { CryptSession, HttpCryptServer } from './crypt/server-crypt.js';
-import { MailsiftError } from './errors.js';
+import { classifyError, MailsiftError } from './errors.js';
 import { replyForError, serializeReplyHead } from './reply.js';
+import type { LegacyDialect } from './request-head.js';
 import { RequestParser, type ParsedRequest } from './request-parser.js';
 import { DEFAULT_SERVER_NAME } from './server-name.js';
 import { addCertIssuer, isTlsSocket, verifiedIssuer } from './tls.js';
@@ -26,6 +27,12 @@ export interface TransportOptions {
   onUnknownError?: (err: unknown) => void;
   /** HTTP encryption (spec/encryption.md) when the worker has a keypair; see src/http/crypt/. */
   crypt?: HttpCryptServer;
+  /**
+   * The whole reply (status line included) for a legacy spamc/RSPAMC request that failed before
+   * or outside its handler: a malformed head, a lying Content-length, a body that never comes.
+   * Without it such failures get the HTTP error reply, which those clients cannot read.
+   */
+  legacyError?: (dialect: LegacyDialect, err: unknown) => Buffer;
 }
 
 /** Default body limit: Rspamd's `max_message`, 50 MiB. */
@@ -61,7 +68,7 @@ export function createTransport(handler: Handler, opts: TransportOptions = {}): 
   let closing = false;
 
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
-    const c = new Connection(socket, handler, limits, requestTimeout, idleTimeout, serverName, opts.onUnknownError, opts.crypt);
+    const c = new Connection(socket, handler, limits, requestTimeout, idleTimeout, serverName, opts.onUnknownError, opts.crypt, opts.legacyError);
     conns.add(c);
     socket.once('close', () => conns.delete(c));
     if (closing) c.shutdownIdle();
@@ -103,6 +110,7 @@ class Connection {
   /** TLS: the socket came through an HTTPS listener; issuer of its verified client certificate. */
   #tls: boolean;
   #certIssuer: string | undefined;
+  #legacyError: TransportOptions['legacyError'];
 
   constructor(
     socket: net.Socket,
@@ -113,8 +121,10 @@ class Connection {
     serverName: string,
     onUnknown: ((err: unknown) => void) | undefined,
     crypt?: HttpCryptServer,
+    legacyError?: TransportOptions['legacyError'],
   ) {
     this.#socket = socket;
+    this.#legacyError = legacyError;
     this.#limits = limits;
     this.#crypt = crypt;
     this.#tls = isTlsSocket(socket);
@@ -271,11 +281,11 @@ class Connection {
     try {
       pending = this.#handler(req);
     } catch (err) {
-      onReply(replyForError(err, this.#onUnknown));
+      onReply(this.#errorReply(err, parsed.legacy));
       return;
     }
     if (pending instanceof Promise) {
-      pending.then(onReply, (err: unknown) => onReply(replyForError(err, this.#onUnknown)));
+      pending.then(onReply, (err: unknown) => onReply(this.#errorReply(err, parsed.legacy)));
     } else {
       onReply(pending);
     }
@@ -298,9 +308,15 @@ class Connection {
   #fail(err: unknown): void {
     this.#done = true;
     this.#clearTimer();
-    const reply = replyForError(err, this.#onUnknown);
-    this.#write(reply, false);
+    this.#write(this.#errorReply(err, this.#parser.legacyDialect), false);
     this.#endGracefully();
+  }
+
+  /** The error reply in the request's own protocol: HTTP, or a legacy text line. */
+  #errorReply(err: unknown, legacy: LegacyDialect | undefined): Reply {
+    if (!legacy || !this.#legacyError) return replyForError(err, this.#onUnknown);
+    if (!classifyError(err).known) this.#onUnknown?.(err);
+    return { status: 400, raw: true, close: true, body: this.#legacyError(legacy, err) };
   }
 
   #finishAfterEof(): void {

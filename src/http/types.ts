@@ -56,7 +56,7 @@ export interface Request {
   tls: boolean;
   /** Issuer of the client certificate verified by the TLS handshake (src/http/tls.ts). */
   tlsCertIssuer?: string;
-  /** Set for the legacy spamc/rspamc text dialects (no HTTP reply framing). */
+  /** Set for the legacy spamc/rspamc text dialects (no HTTP reply framing); `method` is the verb. */
   legacy?: 'spamc' | 'rspamc';
   /** Set when the request arrived HTTP-encrypted: the client's public key (base32). */
   crypt?: { peerKey: string };

@@ -27,10 +27,10 @@ const ALIASES: Record<string, string> = {
   'unicode': 'utf-16le',
 };
 
-/** Lower-cased, trimmed, quote-stripped charset label. */
+/** Lower-cased, quote-stripped, trimmed charset label (blanks inside the quotes too: `" utf-8"`). */
 export function normaliseCharset(label: string | undefined): string {
   if (!label) return '';
-  return label.trim().replace(/^["']|["']$/g, '').toLowerCase();
+  return label.trim().replace(/^["']|["']$/g, '').trim().toLowerCase();
 }
 
 /** WHATWG decoders by label, made on first use; null where the label is unknown or useless. */

@@ -3,36 +3,45 @@
 // (`name*=utf-8''%E2%82%AC`). Values here are bounded by the header line limit, so string
 // work is fine.
 import { decodeCharset } from './charset.js';
-import { decodeEncodedWords } from './encoded-words.js';
+import { decodeEncodedWords, type EncodedWordBudget } from './encoded-words.js';
+import { MAX_CONTENT_PARAMS } from './limits.js';
 import type { ContentType } from './types.js';
 
 export interface ParsedParams {
   /** The value before the first `;`, trimmed, lower-cased. */
   value: string;
   params: Record<string, string>;
+  /** More than MAX_CONTENT_PARAMS parameters: the rest were not read. */
+  tooManyParams?: boolean;
 }
 
 const TYPE_RE = /^[a-z0-9!#$%&'*+.^_`|~-]+\/[a-z0-9!#$%&'*+.^_`|~-]+$/;
 
-/** Split on `;` outside double quotes. */
-function splitParams(value: string): string[] {
-  const out: string[] = [];
-  let cur = '';
+const SEMICOLON = 0x3b;
+const DQUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Split on `;` outside double quotes: the leading value and at most `max` parameters after it;
+ * `truncated` when there were more.
+ */
+function splitParams(value: string, max: number): { pieces: string[]; truncated: boolean } {
+  const pieces: string[] = [];
+  const n = value.length;
+  let from = 0;
   let quoted = false;
-  for (let i = 0; i < value.length; i++) {
-    const c = value[i]!;
-    if (c === '\\' && quoted && i + 1 < value.length) {
-      cur += c + value[++i];
-      continue;
+  for (let i = 0; i < n; i++) {
+    const c = value.charCodeAt(i);
+    if (c === BACKSLASH && quoted) i++;
+    else if (c === DQUOTE) quoted = !quoted;
+    else if (c === SEMICOLON && !quoted) {
+      pieces.push(value.slice(from, i));
+      from = i + 1;
+      if (pieces.length > max) return { pieces, truncated: from < n };
     }
-    if (c === '"') quoted = !quoted;
-    if (c === ';' && !quoted) {
-      out.push(cur);
-      cur = '';
-    } else cur += c;
   }
-  out.push(cur);
-  return out;
+  pieces.push(value.slice(from));
+  return { pieces, truncated: false };
 }
 
 function unquote(v: string): string {
@@ -61,9 +70,12 @@ interface Segment {
   text: string;
 }
 
-/** Parse `value; a=b; c*=...` into a lower-cased leading value and decoded parameters. */
-export function parseParams(header: string): ParsedParams {
-  const pieces = splitParams(header);
+/**
+ * Parse `value; a=b; c*=...` into a lower-cased leading value and decoded parameters (at most
+ * MAX_CONTENT_PARAMS). `words`: the message's encoded-word budget.
+ */
+export function parseParams(header: string, words?: EncodedWordBudget): ParsedParams {
+  const { pieces, truncated } = splitParams(header, MAX_CONTENT_PARAMS);
   const value = pieces[0]!.trim().toLowerCase();
   const params: Record<string, string> = {};
   const continued = new Map<string, Segment[]>();
@@ -84,7 +96,7 @@ export function parseParams(header: string): ParsedParams {
       continue;
     }
     const v = unquote(raw);
-    if (!(name in params)) params[name] = v.includes('=?') ? decodeEncodedWords(v) : v;
+    if (!(name in params)) params[name] = v.includes('=?') ? decodeEncodedWords(v, words) : v;
   }
   for (const [name, segs] of continued) {
     segs.sort((a, b) => a.index - b.index);
@@ -105,15 +117,18 @@ export function parseParams(header: string): ParsedParams {
     // RFC 2231 values override plain ones: they are the precise form.
     params[name] = decodeCharset(Buffer.concat(bytes), charset || 'utf-8').text;
   }
-  return { value, params };
+  return truncated ? { value, params, tooManyParams: true } : { value, params };
 }
 
 /** Content-Type header value (or undefined when absent) → ContentType. */
-export function parseContentType(header: string | undefined, fallback = 'text/plain'): ContentType {
+export function parseContentType(header: string | undefined, fallback = 'text/plain', words?: EncodedWordBudget): ContentType {
   if (header === undefined) return { type: fallback, params: {} };
-  const { value, params } = parseParams(header);
-  if (TYPE_RE.test(value)) return { type: value, params };
+  const { value, params, tooManyParams } = parseParams(header, words);
+  let ct: ContentType;
+  if (TYPE_RE.test(value)) ct = { type: value, params };
   // Bare `text` or `multipart` appear in the wild; keep what the sender meant.
-  if (value === 'text') return { type: 'text/plain', params, invalid: true };
-  return { type: fallback, params, invalid: true };
+  else if (value === 'text') ct = { type: 'text/plain', params, invalid: true };
+  else ct = { type: fallback, params, invalid: true };
+  if (tooManyParams) ct.tooManyParams = true;
+  return ct;
 }

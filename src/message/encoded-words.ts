@@ -2,6 +2,7 @@
 // RFC 2231 language suffixes (`=?utf-8*en?Q?...?=`). Adjacent encoded words of one charset are
 // joined before decoding so a multi-byte character split across two words survives.
 import { decodeCharset } from './charset.js';
+import { MAX_ENCODED_WORDS } from './limits.js';
 
 const ENCODED_WORD = /=\?([^?\s*]+)(?:\*[^?\s]*)?\?([bBqQ])\?([^?\s]*)\?=/g;
 const ONLY_SPACE = /^[ \t\r\n]*$/;
@@ -31,8 +32,24 @@ function wordBytes(enc: string, text: string): Buffer {
   return qWordBytes(text);
 }
 
-/** Decode every encoded word in `value`; text around them is kept as is. Never throws. */
-export function decodeEncodedWords(value: string): string {
+/** Encoded words a message may still have decoded (MAX_ENCODED_WORDS); shared by its header blocks. */
+export interface EncodedWordBudget {
+  left: number;
+  /** Set when a word was left as written because the budget was spent. */
+  exhausted: boolean;
+}
+
+/** A fresh budget of MAX_ENCODED_WORDS: one per message (parse-message.ts), or per call. */
+export function encodedWordBudget(): EncodedWordBudget {
+  return { left: MAX_ENCODED_WORDS, exhausted: false };
+}
+
+/**
+ * Decode every encoded word in `value`; text around them is kept as is. Each word decoded spends
+ * one of `budget` (the message's, or a fresh one for this value alone); once none is left the
+ * rest of the value stays as written. Never throws.
+ */
+export function decodeEncodedWords(value: string, budget: EncodedWordBudget = encodedWordBudget()): string {
   if (value.indexOf('=?') < 0) return value;
   let out = '';
   let last = 0;
@@ -44,6 +61,11 @@ export function decodeEncodedWords(value: string): string {
   };
   ENCODED_WORD.lastIndex = 0;
   for (let m = ENCODED_WORD.exec(value); m; m = ENCODED_WORD.exec(value)) {
+    if (budget.left <= 0) {
+      budget.exhausted = true;
+      break;
+    }
+    budget.left--;
     const between = value.slice(last, m.index);
     const charset = m[1]!.toLowerCase();
     // Whitespace between two encoded words is not part of the text (RFC 2047 §6.2).

@@ -1,7 +1,7 @@
 // The header block: split into header fields on byte offsets, keep each raw value (folding
 // kept) and a decoded one (unfolded, 8-bit text and encoded words decoded).
 import { isUtf8 } from 'node:buffer';
-import { decodeEncodedWords } from './encoded-words.js';
+import { decodeEncodedWords, encodedWordBudget, type EncodedWordBudget } from './encoded-words.js';
 import { MAX_HEADER_BLOCK_BYTES, MAX_HEADER_LINE_BYTES, MAX_HEADERS } from './limits.js';
 import { memoize } from './memo.js';
 import type { HeaderList, MessageHeader, MimeAnomaly } from './types.js';
@@ -74,7 +74,7 @@ function isNameByte(c: number): boolean {
 }
 
 /** Decoded value of one header: unfolded, trimmed, 8-bit bytes and encoded words decoded. */
-function decodeValue(buf: Buffer, start: number, end: number): { value: string; broken: boolean } {
+function decodeValue(buf: Buffer, start: number, end: number, words: EncodedWordBudget): { value: string; broken: boolean } {
   let broken = false;
   let text: string;
   if (hasHighByte(buf, start, end)) {
@@ -85,8 +85,10 @@ function decodeValue(buf: Buffer, start: number, end: number): { value: string; 
       broken = true;
     }
   } else text = buf.toString('latin1', start, end);
-  if (text.indexOf('\n') >= 0) text = text.replace(/\r?\n(?=[ \t])/g, '').replace(/[\r\n]/g, '');
-  if (text.indexOf('=?') >= 0) text = decodeEncodedWords(text);
+  // A value is one line: folds are undone, and a stray CR or LF (a bare CR does not end a line
+  // here) is dropped too, so no rule or generated header sees a line break inside a value.
+  if (text.indexOf('\n') >= 0 || text.indexOf('\r') >= 0) text = text.replace(/\r?\n(?=[ \t])/g, '').replace(/[\r\n]/g, '');
+  if (text.indexOf('=?') >= 0) text = decodeEncodedWords(text, words);
   return { value: text.trim(), broken };
 }
 
@@ -102,8 +104,9 @@ function blankLineEnd(buf: Buffer, pos: number, end: number): number {
 /**
  * Parse the header block that starts at `start` in `buf` (up to `end`). Never throws: a line
  * that is not a header is skipped (or, as the first line, means there is no header block).
+ * `words`: the message's encoded-word budget (a block of its own without one).
  */
-export function parseHeaderBlock(buf: Buffer, start: number, end: number): HeaderBlock {
+export function parseHeaderBlock(buf: Buffer, start: number, end: number, words: EncodedWordBudget = encodedWordBudget()): HeaderBlock {
   const headers: MessageHeader[] = [];
   const anomalies: MimeAnomaly[] = [];
   let newline: '\r\n' | '\n' = '\n';
@@ -133,7 +136,7 @@ export function parseHeaderBlock(buf: Buffer, start: number, end: number): Heade
     while (nameEnd > fieldStart && (buf[nameEnd - 1] === SP || buf[nameEnd - 1] === TAB)) nameEnd--;
     const name = buf.toString('latin1', fieldStart, nameEnd);
     const vStart = colon + 1;
-    const { value, broken } = decodeValue(buf, vStart, vEnd);
+    const { value, broken } = decodeValue(buf, vStart, vEnd, words);
     if (broken) eightBit = true;
     const h: MessageHeader = {
       name,

@@ -101,6 +101,12 @@ function decodeAttribute(s: string): string {
 class Tree {
   /** Open elements, innermost last. */
   readonly stack: string[] = [];
+  /**
+   * How many of each name are open. Whether an element is open is asked for every end tag, every
+   * form and every svg name in foreign content; searching the stack for it was quadratic (a
+   * megabyte of `<b>` then `</x>` took 71 s, `<math>` then `<lineargradient>` 23 s).
+   */
+  readonly #openCount = new Map<string, number>();
   /** Foreign-content contexts, innermost last; the bottom one is the document's. */
   readonly #foreign: Foreign[] = [Foreign.None];
 
@@ -118,7 +124,7 @@ class Tree {
     if (this.#foreign.length > 1) {
       // An end tag of an svg element inside an integration point (e.g. </foreignObject>).
       const adjusted = SVG_NAMES.get(lower);
-      if (adjusted !== undefined && this.stack.includes(adjusted)) return adjusted;
+      if (adjusted !== undefined && this.#isOpen(adjusted)) return adjusted;
     }
     if (top === Foreign.None) return lower === 'image' ? 'img' : lower;
     return lower;
@@ -127,11 +133,12 @@ class Tree {
   /** An opening tag's name was read: implied closes, then the element is open. False: ignored (a second form). */
   open(name: string): boolean {
     const stack = this.stack;
-    if (name === 'form' && stack.includes('form')) return false;
+    if (name === 'form' && this.#isOpen('form')) return false;
     const closes = OPEN_IMPLIES_CLOSE.get(name);
     if (closes) while (stack.length > 0 && closes.has(stack[stack.length - 1]!)) this.#pop(true);
     if (!VOID.has(name)) {
       stack.push(name);
+      this.#openCount.set(name, (this.#openCount.get(name) ?? 0) + 1);
       if (name === 'svg') this.#foreign.push(Foreign.Svg);
       else if (name === 'math') this.#foreign.push(Foreign.MathML);
       else if (INTEGRATION.has(name)) this.#foreign.push(Foreign.None);
@@ -150,7 +157,8 @@ class Tree {
   close(name: string): void {
     const stack = this.stack;
     if (!VOID.has(name)) {
-      const at = stack.lastIndexOf(name);
+      // Searched only when open: the search then stops at elements the close pops anyway.
+      const at = this.#isOpen(name) ? stack.lastIndexOf(name) : -1;
       if (at >= 0) {
         while (stack.length - 1 > at) this.#pop(true);
         this.#pop(false);
@@ -170,10 +178,16 @@ class Tree {
   end(): void {
     for (let i = this.stack.length - 1; i >= 0; i--) this.sink.onclosetag(this.stack[i]!, true);
     this.stack.length = 0;
+    this.#openCount.clear();
+  }
+
+  #isOpen(name: string): boolean {
+    return (this.#openCount.get(name) ?? 0) > 0;
   }
 
   #pop(implied: boolean): void {
     const name = this.stack.pop()!;
+    this.#openCount.set(name, this.#openCount.get(name)! - 1);
     if (name === 'svg' || name === 'math' || INTEGRATION.has(name)) this.#foreign.pop();
     this.sink.onclosetag(name, implied);
   }

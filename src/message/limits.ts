@@ -1,6 +1,7 @@
 // Named caps on the work one message can cause. Each protects the scan budget (~2 ms CPU per
 // message) and the worker's memory against a hostile or broken message; when one is hit the
-// parser records an anomaly and carries on with what it has, it never throws.
+// parser records an anomaly (reported by the mime module's MIME_LIMITS_EXCEEDED) and carries on
+// with what it has, it never throws.
 
 /** Nesting depth of multipart / message/rfc822 parts; stops stack exhaustion and quadratic re-scans of deep trees. */
 export const MAX_MIME_DEPTH = 64;
@@ -34,3 +35,53 @@ export const MAX_HTML_BYTES = 1024 * 1024;
 
 /** Links and images kept per HTML part. */
 export const MAX_HTML_LINKS = 1024;
+
+/** Characters of one Received value read; real ones are far shorter, this bounds the tokeniser. */
+export const MAX_RECEIVED_CHARS = 4096;
+
+/** Words and comments read from one Received value; real ones have a few dozen. Bounds a value of thousands of one-letter words. */
+export const MAX_RECEIVED_TOKENS = 256;
+
+/**
+ * Received headers parsed into hops. RFC 5321 §6.3 suggests treating 100 hops as a mail loop;
+ * beyond it a message of thousands of Received headers would cost a parse (and a relay check in
+ * every rule that walks the chain) each.
+ */
+export const MAX_RECEIVED_HOPS = 100;
+
+/**
+ * Addresses kept per address header kind (From, To, Cc, Reply-To); a To: of 100 000 addresses
+ * would otherwise be an object each and a loop iteration in every rule that reads recipients.
+ */
+export const MAX_HEADER_ADDRESSES = 1024;
+
+/**
+ * Characters of the address headers (From, To, Cc, Reply-To, in that order) handed to the
+ * address parser per message: it costs up to ~2.5 µs a character on junk, and 128 headers of
+ * 64 KiB junk would cost seconds yet yield no address for the cap above.
+ */
+export const MAX_ADDRESS_LIST_CHARS = 128 * 1024;
+
+/**
+ * RFC 2047 encoded words decoded per message (all its header blocks share it; a value decoded on
+ * its own gets one of its own); each is a charset conversion. Beyond it the words stay as
+ * written: a header block of 8 MiB of encoded words would take most of a second.
+ */
+export const MAX_ENCODED_WORDS = 2048;
+
+/** Parameters read from one Content-Type or Content-Disposition value; real ones have a handful. Bounds 4 000 RFC 2231 sections per part. */
+export const MAX_CONTENT_PARAMS = 64;
+
+/** Bytes of HTML rendered over the whole message: 40 parts of 1 MiB HTML would each be rendered in full under the per-part cap alone. */
+export const MAX_HTML_BYTES_PER_MESSAGE = 4 * 1024 * 1024;
+
+/** Characters scanned for URLs and addresses over the whole message, for the same reason across text parts. */
+export const MAX_URL_SCAN_CHARS_PER_MESSAGE = 2 * 1024 * 1024;
+
+/**
+ * Envelope recipients kept per scan request (Postfix's default smtpd_recipient_limit); the rest
+ * are dropped with a log line (src/protocol/parse-v2.ts). A /checkv3 request can carry a
+ * metadata list of millions; each would be parsed, matched against settings rules and written to
+ * the history row.
+ */
+export const MAX_ENVELOPE_RCPT = 1000;

@@ -1,6 +1,7 @@
 // The MIME part tree. Boundaries are found with Buffer.indexOf over each multipart's own byte
 // range, so a level costs one pass over its bytes; depth and part count are capped.
 import { parseParams, parseContentType } from './content-type.js';
+import type { EncodedWordBudget } from './encoded-words.js';
 import { parseHeaderBlock, makeHeaderList, type HeaderBlock } from './header-list.js';
 import { MAX_MIME_DEPTH, MAX_MIME_PARTS } from './limits.js';
 import { decodeTransfer, isKnownTransferEncoding } from './transfer-decode.js';
@@ -14,6 +15,8 @@ const EMPTY = Buffer.alloc(0);
 export interface TreeState {
   parts: MimePart[];
   anomalies: Set<MimeAnomaly>;
+  /** The message's encoded-word budget, shared by every header block. */
+  words: EncodedWordBudget;
 }
 
 function childId(parent: MimePart | undefined, n: number): string {
@@ -48,14 +51,14 @@ export function buildPart(
     state.anomalies.add('too_many_parts');
     return undefined;
   }
-  const block = preParsed ?? parseHeaderBlock(buf, start, end);
+  const block = preParsed ?? parseHeaderBlock(buf, start, end, state.words);
   const headers = makeHeaderList(block.headers);
   const ctHeader = headers.first('content-type');
-  const contentType = parseContentType(ctHeader?.value, defaultType);
+  const contentType = parseContentType(ctHeader?.value, defaultType, state.words);
   const cteHeader = headers.first('content-transfer-encoding');
   const transferEncoding = cteHeader ? cteHeader.value.toLowerCase().replace(/[\s"']/g, '') || '7bit' : '7bit';
   const cd = headers.first('content-disposition');
-  const disp = cd ? parseParams(cd.value) : undefined;
+  const disp = cd ? parseParams(cd.value, state.words) : undefined;
   const disposition = disp ? disp.value : '';
   const filename = disp?.params['filename'] || contentType.params['name'] || undefined;
   const type = contentType.type;
@@ -79,6 +82,7 @@ export function buildPart(
   state.parts.push(part);
   for (const a of block.anomalies) if (a !== 'no_headers' || depth === 0) flag(part, state, a);
   if (contentType.invalid) flag(part, state, 'invalid_content_type');
+  if (contentType.tooManyParams || disp?.tooManyParams) flag(part, state, 'too_many_params');
 
   const bodyStart = block.bodyOffset;
   if (type.startsWith('multipart/')) {

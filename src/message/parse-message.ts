@@ -3,9 +3,12 @@
 import { isUtf8 } from 'node:buffer';
 import { parseAddressList } from './addresses.js';
 import { parseContentType } from './content-type.js';
+import { parseMailDate } from './mail-date.js';
+import { encodedWordBudget } from './encoded-words.js';
 import { EMPTY_HEADERS, parseHeaderBlock } from './header-list.js';
+import { MAX_ADDRESS_LIST_CHARS, MAX_HEADER_ADDRESSES, MAX_HTML_BYTES_PER_MESSAGE, MAX_RECEIVED_HOPS } from './limits.js';
 import { buildPart, type TreeState } from './mime-tree.js';
-import { isTextBodyPart, makeTextPart } from './text-part.js';
+import { isTextBodyPart, makeTextPart, type TextBudget } from './text-part.js';
 import type { Attachment, EmailAddress, HeaderList, Message, MimeAnomaly, MimePart, TextPart } from './types.js';
 import { UrlCollector } from './urls.js';
 
@@ -24,13 +27,39 @@ function skipPreamble(raw: Buffer): number {
   return i;
 }
 
-function addressHeader(headers: HeaderList, name: string): EmailAddress[] {
+/** What is left of MAX_ADDRESS_LIST_CHARS for the message's address headers. */
+interface AddressBudget {
+  chars: number;
+}
+
+/**
+ * The addresses of every `name` header, at most MAX_HEADER_ADDRESSES of them, from what the
+ * message's budget of characters has left (`too_many_addresses` when either cut the list short).
+ */
+function addressHeader(headers: HeaderList, name: string, budget: AddressBudget, anomalies: Set<MimeAnomaly>): EmailAddress[] {
   const out: EmailAddress[] = [];
   for (const h of headers.get(name)) {
     // Encoded words must be decoded per display name, after the list is split: a decoded
     // name may contain commas or angle brackets.
-    const src = h.raw.includes('=?') ? h.raw.replace(/\r?\n(?=[ \t])/g, '') : h.value;
-    for (const a of parseAddressList(src)) out.push(a);
+    let src = h.raw.includes('=?') ? h.raw.replace(/\r?\n(?=[ \t])/g, '') : h.value;
+    if (out.length >= MAX_HEADER_ADDRESSES || budget.chars <= 0) {
+      anomalies.add('too_many_addresses');
+      break;
+    }
+    if (src.length > budget.chars) {
+      // Cut at the last comma that fits, so no address is read half.
+      const comma = src.lastIndexOf(',', budget.chars);
+      src = src.slice(0, comma > 0 ? comma : budget.chars);
+      anomalies.add('too_many_addresses');
+    }
+    budget.chars -= src.length;
+    for (const a of parseAddressList(src)) {
+      if (out.length >= MAX_HEADER_ADDRESSES) {
+        anomalies.add('too_many_addresses');
+        break;
+      }
+      out.push(a);
+    }
   }
   return out;
 }
@@ -44,9 +73,7 @@ function messageIdOf(value: string | undefined): string | undefined {
 }
 
 function dateOf(value: string | undefined): Date | undefined {
-  if (!value) return undefined;
-  const ms = Date.parse(value.replace(/\s*\([^)]*\)\s*$/, ''));
-  return Number.isNaN(ms) ? undefined : new Date(ms);
+  return value ? parseMailDate(value) : undefined;
 }
 
 /** Text parts, attachments, URLs and addresses: the facts derived from a finished part tree. */
@@ -54,10 +81,13 @@ function derive(parts: MimePart[], subject: string | undefined, anomalies: Set<M
   const textParts: TextPart[] = [];
   const attachments: Attachment[] = [];
   const collector = new UrlCollector();
+  const budget: TextBudget = { htmlChars: MAX_HTML_BYTES_PER_MESSAGE };
   for (const part of parts) {
     if (isTextBodyPart(part)) {
-      const tp = makeTextPart(part);
+      const tp = makeTextPart(part, budget);
       textParts.push(tp);
+      if (tp.html?.truncated) anomalies.add('html_too_long');
+      if (tp.html?.linksTruncated) anomalies.add('too_many_urls');
       if (tp.badCharset) {
         anomalies.add('bad_charset');
         if (!part.anomalies.includes('bad_charset')) part.anomalies.push('bad_charset');
@@ -70,21 +100,25 @@ function derive(parts: MimePart[], subject: string | undefined, anomalies: Set<M
       attachments.push(a);
     }
   }
-  if (subject) collector.scanText(subject, ['subject'], false);
-  if (collector.truncated) anomalies.add('too_many_urls');
+  if (subject) collector.scanText(subject, ['subject'], false, false);
+  if (collector.truncated || collector.emailsTruncated) anomalies.add('too_many_urls');
+  if (collector.scanTruncated) anomalies.add('url_scan_truncated');
   return { textParts, attachments, urls: [...collector.urls.values()], emails: [...collector.emails.values()] };
 }
 
 /** Parse raw message bytes. Never throws; broken structure is reported in `anomalies`. */
 export function parseMessage(input: Buffer): Message {
   const raw = input.subarray(skipPreamble(input));
-  const block = parseHeaderBlock(raw, 0, raw.length);
-  const state: TreeState = { parts: [], anomalies: new Set() };
+  const words = encodedWordBudget();
+  const block = parseHeaderBlock(raw, 0, raw.length, words);
+  const state: TreeState = { parts: [], anomalies: new Set(), words };
   // The first part can never hit the part limit, so buildPart returns a part here.
   const root = buildPart(raw, 0, raw.length, 0, '', undefined, 'text/plain', state, block)!;
   const headers = root.headers;
   const subject = headers.first('subject')?.value;
   const facts = derive(state.parts, subject, state.anomalies);
+  if (headers.get('received').length > MAX_RECEIVED_HOPS) state.anomalies.add('too_many_received');
+  const addressBudget: AddressBudget = { chars: MAX_ADDRESS_LIST_CHARS };
   const msg: Message = {
     raw,
     newline: block.newline,
@@ -93,12 +127,13 @@ export function parseMessage(input: Buffer): Message {
     root,
     parts: state.parts,
     ...facts,
-    from: addressHeader(headers, 'from'),
-    to: addressHeader(headers, 'to'),
-    cc: addressHeader(headers, 'cc'),
-    replyTo: addressHeader(headers, 'reply-to'),
+    from: addressHeader(headers, 'from', addressBudget, state.anomalies),
+    to: addressHeader(headers, 'to', addressBudget, state.anomalies),
+    cc: addressHeader(headers, 'cc', addressBudget, state.anomalies),
+    replyTo: addressHeader(headers, 'reply-to', addressBudget, state.anomalies),
     anomalies: state.anomalies,
   };
+  if (words.exhausted) state.anomalies.add('too_many_encoded_words');
   if (subject !== undefined) msg.subject = subject;
   const mid = messageIdOf(headers.first('message-id')?.value);
   if (mid !== undefined) msg.messageId = mid;

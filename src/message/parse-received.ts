@@ -3,12 +3,12 @@
 // keeps comments attached to their clause, and looks for the sending IP in the usual places:
 // `[192.0.2.1]`, `[IPv6:2001:db8::1]`, `(192.0.2.1)`.
 import ipaddr from 'ipaddr.js';
-import type { ReceivedHop } from './types.js';
+import type { MessageHeader, ReceivedHop } from './types.js';
 import { mayBeIp } from './ip.js';
+import { isBlank } from './blank.js';
+import { parseMailDate } from './mail-date.js';
 import { memoize } from './memo.js';
-
-/** Characters of a Received value read; real ones are far shorter, this bounds the tokeniser. */
-const MAX_RECEIVED_CHARS = 4096;
+import { MAX_RECEIVED_CHARS, MAX_RECEIVED_HOPS, MAX_RECEIVED_TOKENS } from './limits.js';
 
 interface Token {
   kind: 'word' | 'comment';
@@ -18,44 +18,51 @@ interface Token {
 const KEYWORDS = new Set(['from', 'by', 'via', 'with', 'id', 'for']);
 // Postfix and sendmail write `unknown` when the sender has no reverse DNS name.
 const UNKNOWN_HOSTS = new Set(['unknown', '']);
+const OPEN_PAREN = 0x28;
+const CLOSE_PAREN = 0x29;
+const OPEN_BRACKET = 0x5b;
 
-/** `(` or a code point of the regexp class `\s` (the test this replaces ran once per character). */
-function endsWord(c: number): boolean {
-  if (c === 0x28 || c === 0x20 || (c >= 0x09 && c <= 0x0d)) return true;
-  if (c < 0xa0) return false;
-  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
-}
-
-function tokenise(s: string): Token[] {
-  const out: Token[] = [];
+/**
+ * Words and comments of `s`, at most MAX_RECEIVED_TOKENS (`truncated` says the rest was not
+ * read). Every branch consumes at least one character: blanks and word ends are one predicate,
+ * so a character that ends a word is always skipped or starts a comment, and a word is never empty.
+ */
+function tokenise(s: string): { tokens: Token[]; truncated: boolean } {
+  const tokens: Token[] = [];
+  const n = s.length;
   let i = 0;
-  while (i < s.length) {
-    const c = s[i]!;
-    if (c === ' ' || c === '\t' || c === '\r' || c === '\n') {
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (isBlank(c)) {
       i++;
-    } else if (c === '(') {
+      continue;
+    }
+    if (tokens.length >= MAX_RECEIVED_TOKENS) return { tokens, truncated: true };
+    if (c === OPEN_PAREN) {
       let depth = 0;
       let j = i;
-      for (; j < s.length; j++) {
-        if (s[j] === '(') depth++;
-        else if (s[j] === ')' && --depth === 0) break;
+      for (; j < n; j++) {
+        const d = s.charCodeAt(j);
+        if (d === OPEN_PAREN) depth++;
+        else if (d === CLOSE_PAREN && --depth === 0) break;
       }
-      out.push({ kind: 'comment', text: s.slice(i + 1, j) });
+      tokens.push({ kind: 'comment', text: s.slice(i + 1, j) });
       i = j + 1;
-    } else {
-      let j = i;
-      // A word runs to the next blank or comment; brackets keep IPv6 literals whole.
-      while (j < s.length && !endsWord(s.charCodeAt(j))) {
-        if (s[j] === '[') {
-          const close = s.indexOf(']', j);
-          j = close < 0 ? s.length : close + 1;
-        } else j++;
-      }
-      out.push({ kind: 'word', text: s.slice(i, j) });
-      i = j;
+      continue;
     }
+    // A word runs to the next blank or comment; brackets keep IPv6 literals whole. Its first
+    // character is neither, so the loop body runs at least once and the word is not empty.
+    let j = i;
+    do {
+      if (s.charCodeAt(j) === OPEN_BRACKET) {
+        const close = s.indexOf(']', j + 1);
+        j = close < 0 ? n : close + 1;
+      } else j++;
+    } while (j < n && s.charCodeAt(j) !== OPEN_PAREN && !isBlank(s.charCodeAt(j)));
+    tokens.push({ kind: 'word', text: s.slice(i, j) });
+    i = j;
   }
-  return out;
+  return { tokens, truncated: false };
 }
 
 /**
@@ -136,16 +143,18 @@ export function parseReceived(value: string): ReceivedHop {
   const raw = value;
   const text = value.length > MAX_RECEIVED_CHARS ? value.slice(0, MAX_RECEIVED_CHARS) : value;
   const hop: ReceivedHop = { raw, tls: false, authenticated: false, unparsed: false };
+  if (text !== value) hop.truncated = true;
   const semi = text.lastIndexOf(';');
   const clauses = semi >= 0 ? text.slice(0, semi) : text;
   if (semi >= 0) {
-    const when = text.slice(semi + 1).trim().replace(/\s*\([^)]*\)\s*$/, '');
-    const ms = Date.parse(when);
-    if (!Number.isNaN(ms)) hop.timestamp = new Date(ms);
+    const when = parseMailDate(text.slice(semi + 1));
+    if (when) hop.timestamp = when;
   }
   const sections = new Map<string, Token[]>();
   let current: Token[] | undefined;
-  for (const tok of tokenise(clauses)) {
+  const { tokens, truncated } = tokenise(clauses);
+  if (truncated) hop.truncated = true;
+  for (const tok of tokens) {
     const kw = tok.kind === 'word' ? tok.text.toLowerCase() : '';
     if (KEYWORDS.has(kw) && !sections.has(kw)) {
       current = [];
@@ -170,4 +179,15 @@ export function parseReceived(value: string): ReceivedHop {
   if (!hop.tls && TLS_COMMENT.test(text)) hop.tls = true;
   if (!from && !by) hop.unparsed = true;
   return hop;
+}
+
+/**
+ * The hops of a message's Received headers, top-most first, at most MAX_RECEIVED_HOPS (the
+ * message's `too_many_received` anomaly says when there were more).
+ */
+export function parseReceivedChain(headers: readonly MessageHeader[]): ReceivedHop[] {
+  const n = Math.min(headers.length, MAX_RECEIVED_HOPS);
+  const hops: ReceivedHop[] = new Array(n);
+  for (let i = 0; i < n; i++) hops[i] = parseReceived(headers[i]!.value);
+  return hops;
 }

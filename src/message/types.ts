@@ -34,6 +34,8 @@ export interface ContentType {
   params: Record<string, string>;
   /** true when the header was present but could not be parsed. */
   invalid?: boolean;
+  /** More than MAX_CONTENT_PARAMS parameters: the rest were not read. */
+  tooManyParams?: boolean;
 }
 
 export interface MimePart {
@@ -95,6 +97,10 @@ export interface HtmlFacts {
   imageTags?: HtmlImage[];
   /** `href` of every <link> element (stylesheets and the like). */
   linkTags?: string[];
+  /** The HTML was longer than the renderer reads (MAX_HTML_BYTES or the message's budget): the rest was not rendered. */
+  truncated?: boolean;
+  /** More links, images or <link> elements than MAX_HTML_LINKS: the rest were not kept. */
+  linksTruncated?: boolean;
 }
 
 export interface HtmlImage {
@@ -157,7 +163,14 @@ export type MimeAnomaly =
   | 'no_headers' // the input has no header block at all
   | 'eight_bit_header' // raw 8-bit bytes in a header
   | 'too_many_urls' // URL limit reached; later URLs not collected
-  | 'too_many_headers'; // header count limit reached; later headers of that block dropped
+  | 'too_many_headers' // header count limit reached; later headers of that block dropped
+  | 'too_many_received' // more Received headers than MAX_RECEIVED_HOPS; the rest not parsed into hops
+  | 'received_too_long' // a Received header over MAX_RECEIVED_CHARS / MAX_RECEIVED_TOKENS; its rest not read
+  | 'too_many_addresses' // an address header kind over MAX_HEADER_ADDRESSES / MAX_ADDRESS_LIST_CHARS; the rest not parsed
+  | 'too_many_encoded_words' // MAX_ENCODED_WORDS decoded; later encoded words left as written
+  | 'too_many_params' // a Content-Type/-Disposition with more than MAX_CONTENT_PARAMS parameters; the rest not read
+  | 'html_too_long' // HTML beyond MAX_HTML_BYTES (per part) or MAX_HTML_BYTES_PER_MESSAGE not rendered
+  | 'url_scan_truncated'; // text beyond the URL-scan caps (chars, candidates) not searched for URLs and addresses
 
 export interface Message {
   /** The message bytes as scanned (after an mbox `From ` line and leading whitespace were skipped). */
@@ -211,4 +224,6 @@ export interface ReceivedHop {
   authenticated: boolean;
   /** true when the header could not be understood at all. */
   unparsed: boolean;
+  /** The value was longer than the parser reads (MAX_RECEIVED_CHARS / MAX_RECEIVED_TOKENS): the rest was not read. */
+  truncated?: boolean;
 }

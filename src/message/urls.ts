@@ -4,7 +4,7 @@ import { domainToUnicode } from 'node:url';
 import { LinkifyIt, type Match } from 'linkify-it';
 import { getDomain } from 'tldts';
 import { makeAddress } from './addresses.js';
-import { MAX_BODY_EMAILS, MAX_URL_CANDIDATES, MAX_URLS, MAX_URL_SCAN_CHARS } from './limits.js';
+import { MAX_BODY_EMAILS, MAX_URL_CANDIDATES, MAX_URLS, MAX_URL_SCAN_CHARS, MAX_URL_SCAN_CHARS_PER_MESSAGE } from './limits.js';
 import { memoize } from './memo.js';
 import type { EmailAddress, FoundUrl, HtmlFacts } from './types.js';
 
@@ -41,9 +41,15 @@ export class UrlCollector {
   /** Candidate text as given (trimmed) → its stored entry: a link repeated in a message is parsed once. */
   readonly #byCandidate = new Map<string, FoundUrl>();
   readonly emails = new Map<string, EmailAddress>();
-  /** Set when MAX_URLS was reached. */
+  /** Set when MAX_URLS was reached: later URLs were not kept. */
   truncated = false;
+  /** Set when MAX_BODY_EMAILS was reached: later addresses were not kept. */
+  emailsTruncated = false;
+  /** Set when text was left unsearched (MAX_URL_SCAN_CHARS, its per-message total, or MAX_URL_CANDIDATES). */
+  scanTruncated = false;
   #candidates = 0;
+  /** Characters the message may still have searched (MAX_URL_SCAN_CHARS_PER_MESSAGE). */
+  #scanLeft = MAX_URL_SCAN_CHARS_PER_MESSAGE;
   readonly #seenTokens = new Set<string>();
 
   /** Add one URL candidate; returns the stored entry (new or merged) or undefined when rejected. */
@@ -82,7 +88,9 @@ export class UrlCollector {
     } catch {
       return undefined;
     }
-    const hostAscii = u.hostname;
+    // Special schemes (http, https, ftp, …) have their host lower-cased by the URL parser; other
+    // schemes keep an opaque host as written, and host names are case-insensitive either way.
+    const hostAscii = u.hostname.toLowerCase();
     if (!hostAscii) return undefined;
     const bare = hostAscii.startsWith('[') ? hostAscii.slice(1, -1) : hostAscii;
     const numeric = IPV4.test(bare) || bare.includes(':');
@@ -138,18 +146,32 @@ export class UrlCollector {
 
   addEmail(address: string): void {
     const a = makeAddress(address.trim());
-    if (a.invalid || this.emails.has(a.address) || this.emails.size >= MAX_BODY_EMAILS) return;
+    if (a.invalid || this.emails.has(a.address)) return;
+    if (this.emails.size >= MAX_BODY_EMAILS) {
+      this.emailsTruncated = true;
+      return;
+    }
     this.emails.set(a.address, a);
   }
 
-  /** URLs and bare addresses in visible text. */
-  scanText(text: string, flags: readonly string[], collectEmails = true): void {
-    const slice = text.length > MAX_URL_SCAN_CHARS ? text.slice(0, MAX_URL_SCAN_CHARS) : text;
+  /**
+   * URLs and bare addresses in visible text. `budgeted`: the text counts against the message's
+   * MAX_URL_SCAN_CHARS_PER_MESSAGE (the subject, a single header line, does not).
+   */
+  scanText(text: string, flags: readonly string[], collectEmails = true, budgeted = true): void {
+    const limit = budgeted ? Math.min(MAX_URL_SCAN_CHARS, this.#scanLeft) : MAX_URL_SCAN_CHARS;
+    if (text.length > limit) this.scanTruncated = true;
+    const slice = text.length > limit ? text.slice(0, limit) : text;
+    if (budgeted) this.#scanLeft -= slice.length;
     // linkify's fuzzy search regexp is slow over long prose; run it only on the few tokens
     // that could hold a URL or an address (a dot, colon or @ between word characters).
     TRIGGER.lastIndex = 0;
     for (let t = TRIGGER.exec(slice); t; t = TRIGGER.exec(slice)) {
-      if (this.truncated || this.#candidates >= MAX_URL_CANDIDATES) return;
+      if (this.truncated) return;
+      if (this.#candidates >= MAX_URL_CANDIDATES) {
+        this.scanTruncated = true;
+        return;
+      }
       let from = t.index;
       while (from > 0 && !isTokenEnd(slice.charCodeAt(from - 1))) from--;
       let to = t.index + 3;

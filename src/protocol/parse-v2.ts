@@ -6,6 +6,7 @@ import { emptyMeta, SCAN_FLAGS, type ScanFlag, type ScanMeta } from '../plugin-a
 import type { RequestHeaders } from '../http/types.js';
 import { parseClientIp, parseEnvelopePath, splitAddressList } from './envelope.js';
 import { parseSettingsValue } from './settings-parse.js';
+import { MAX_ENVELOPE_RCPT } from '../message/limits.js';
 
 export interface ProtocolLog {
   warn(msg: string, extra?: Record<string, unknown>): void;
@@ -35,8 +36,22 @@ export function applyFrom(meta: ScanMeta, value: string, log?: ProtocolLog): voi
   meta.from = addr;
 }
 
-export function applyRcpt(meta: ScanMeta, value: string, split: boolean, log?: ProtocolLog): void {
+/** Requests already told that their recipients past MAX_ENVELOPE_RCPT were dropped (one log line each). */
+const rcptCapLogged = new WeakSet<ScanMeta>();
+
+/**
+ * Adds the recipients of one `Rcpt` value (split on commas for v2). At most MAX_ENVELOPE_RCPT
+ * are kept; the rest are dropped with one log line. Returns false once the list is full.
+ */
+export function applyRcpt(meta: ScanMeta, value: string, split: boolean, log?: ProtocolLog): boolean {
   for (const item of split ? splitAddressList(value) : [value]) {
+    if (meta.rcpt.length >= MAX_ENVELOPE_RCPT) {
+      if (!rcptCapLogged.has(meta)) {
+        rcptCapLogged.add(meta);
+        log?.warn('recipients past the cap dropped', { kept: MAX_ENVELOPE_RCPT });
+      }
+      return false;
+    }
     const addr = parseEnvelopePath(item);
     if (addr === undefined || addr === '') {
       log?.warn('bad Rcpt header', { value: item });
@@ -45,6 +60,7 @@ export function applyRcpt(meta: ScanMeta, value: string, split: boolean, log?: P
     }
     meta.rcpt.push(addr);
   }
+  return true;
 }
 
 export function applyIp(meta: ScanMeta, value: string, log?: ProtocolLog): void {

@@ -47,7 +47,9 @@ export function metaFromMetadata(data: Record<string, unknown>, base: ScanMeta, 
   if (from !== undefined) applyFrom(meta, from, log);
   const rcpt = data.rcpt;
   if (typeof rcpt === 'string') applyRcpt(meta, rcpt, false, log);
-  else if (Array.isArray(rcpt)) for (const r of rcpt) if (typeof r === 'string') applyRcpt(meta, r, false, log);
+  else if (Array.isArray(rcpt)) {
+    for (const r of rcpt) if (typeof r === 'string' && !applyRcpt(meta, r, false, log)) break;
+  }
   const ip = str(data.ip);
   if (ip !== undefined) applyIp(meta, ip, log);
   const set = <K extends keyof ScanMeta>(key: K, v: ScanMeta[K] | undefined): void => {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { decodePublicKey } from '../crypto/keypair.js';
 import { WorkerCryptKeys } from '../config/schema-keypair.js';
 import { parseBind, parseDuration, parseSize } from '../config/values.js';
+import { LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';
 import { parseHostList, ROTATIONS, type HostList } from './upstreams/host-list.js';
 
 /** Caps what a config can ask for; each keeps a typo from becoming a resource problem. */
@@ -148,6 +149,11 @@ export const ProxyWorkerSchema = z
     tempfail_message: HeaderValue.default('Try again later'),
     /** Client-certificate issuer whose subjects count as authenticated users (§4.5). */
     client_ca_name: z.string().min(1).optional(),
+    /**
+     * spamc/RSPAMC lines through the proxy (`spamd` or Rspamd 3.4's `rspamd`, as
+     * workers.normal.legacy_compat); unset: whatever the normal worker is set to.
+     */
+    legacy_compat: z.enum(LEGACY_COMPAT_MODES).optional(),
     // HTTP encryption for the proxy's own clients (keypair, encrypted_only): schema-keypair.ts.
     ...WorkerCryptKeys,
   })

@@ -4,7 +4,9 @@
 
 import type { ActionConfig } from '../engine/contract.js';
 import type { KexKeypair } from '../crypto/keypair.js';
+import { DEFAULT_LEGACY_COMPAT, type LegacyCompat } from '../protocol/legacy-command.js';
 import type { ProxyBindValue, ProxyWorkerValue } from './config-schema.js';
+import { milterActions, milterOptions, type MilterOptions } from './milter/options.js';
 import type { HostSpec, Rotation } from './upstreams/host-list.js';
 import type { FailureLimits } from './upstreams/upstream-set.js';
 
@@ -35,19 +37,6 @@ export interface MirrorConfig extends LegConfig {
   probability: number;
 }
 
-/** What the milter front end needs from the config (§4.9). */
-export interface MilterOptions {
-  spamHeader: string;
-  rejectMessage: string;
-  quarantineMessage: string;
-  tempfailMessage: string;
-  discardOnReject: boolean;
-  quarantineOnReject: boolean;
-  clientCaName?: string;
-  /** Actions the proxy's configuration knows (standard ones plus custom, e.g. `quarantine`), with their milter handling. */
-  actions: Record<string, ActionConfig>;
-}
-
 export interface ProxyRuntimeConfig {
   enabled: boolean;
   listen: ProxyBind[];
@@ -70,7 +59,10 @@ export interface ProxyRuntimeConfig {
   /** HTTP encryption for the proxy's own clients. */
   keypair?: KexKeypair;
   encryptedOnly: boolean;
+  /** What the milter front end is told (§4.9), resolved with the milter module's defaults and caps. */
   milter: MilterOptions;
+  /** spamc/RSPAMC behaviour of the legacy lines (legacy_compat). */
+  legacyCompat: LegacyCompat;
 }
 
 /** Rspamd's revive jitter: a failed host comes back after 100–140 % of revive_time. */
@@ -103,7 +95,11 @@ function defaultGroup(p: ProxyWorkerValue, groups: Record<string, UpstreamGroupC
   return names.find((n) => groups[n]!.selfScan) ?? (names.length === 1 ? names[0] : undefined);
 }
 
-export function proxyRuntimeConfig(p: ProxyWorkerValue, actions: Record<string, ActionConfig>): ProxyRuntimeConfig {
+/**
+ * `normalLegacyCompat`: the normal worker's legacy_compat, which a proxy without its own
+ * `legacy_compat` follows, so spamc sees the same answers through the proxy as directly.
+ */
+export function proxyRuntimeConfig(p: ProxyWorkerValue, actions: Record<string, ActionConfig>, normalLegacyCompat: LegacyCompat = DEFAULT_LEGACY_COMPAT): ProxyRuntimeConfig {
   const upstreams: Record<string, UpstreamGroupConfig> = {};
   for (const [name, g] of Object.entries(p.upstreams)) {
     if (!g.enabled) continue;
@@ -136,7 +132,7 @@ export function proxyRuntimeConfig(p: ProxyWorkerValue, actions: Record<string, 
     },
     ...(p.keypair ? { keypair: p.keypair } : {}),
     encryptedOnly: p.encrypted_only,
-    milter: {
+    milter: milterOptions({
       spamHeader: p.spam_header,
       rejectMessage: p.reject_message,
       quarantineMessage: p.quarantine_message,
@@ -144,7 +140,10 @@ export function proxyRuntimeConfig(p: ProxyWorkerValue, actions: Record<string, 
       discardOnReject: p.discard_on_reject,
       quarantineOnReject: p.quarantine_on_reject,
       ...(p.client_ca_name !== undefined ? { clientCaName: p.client_ca_name } : {}),
-      actions,
-    },
+      // A message larger than the proxy takes is accepted unscanned rather than sent to be refused.
+      maxMessage: p.max_message,
+      actions: milterActions(actions),
+    }),
+    legacyCompat: p.legacy_compat ?? normalLegacyCompat,
   };
 }

@@ -9,8 +9,8 @@ import { replyForError } from '../http/reply.js';
 import type { Handler, Reply, Request } from '../http/types.js';
 import { zstdCompress } from '../http/zstd.js';
 import type { Logger } from '../plugin-api/index.js';
-import { renderTextError } from '../protocol/render-text.js';
-import { renderLegacyReply } from './legacy-reply.js';
+import type { LegacyCompat } from '../protocol/legacy-command.js';
+import { proxyLegacyReply } from './legacy-reply.js';
 import type { RelayRequest, RelayResponse, ScanRelay } from './relay-types.js';
 
 /** Client headers that describe the client's own connection or wrapping (§3.3); the relay writes its own. */
@@ -23,6 +23,10 @@ const REGENERATED = new Set(['content-type', 'date', 'server']);
 export interface ProxyHttpOptions {
   relay: ScanRelay;
   log: Logger;
+  /** spamc/RSPAMC behaviour (workers.proxy.legacy_compat). */
+  legacyCompat: LegacyCompat;
+  /** Largest message a legacy `Compress: zlib` body may inflate to (max_message). */
+  maxMessage: number;
 }
 
 function encodeQuery(query: Map<string, string>): string {
@@ -87,17 +91,15 @@ export function createProxyHttpHandler(o: ProxyHttpOptions): Handler {
     };
   };
 
-  const legacy = async (req: Request, dialect: 'spamc' | 'rspamc'): Promise<Reply> => {
-    const text = (body: Buffer): Reply => ({ status: 200, raw: true, close: true, body });
-    try {
-      const res = await o.relay.relay(relayOf(req, 'POST', '/checkv2'));
-      return text(renderLegacyReply(dialect, res));
-    } catch (err) {
-      const known = (err as { code?: unknown }).code;
-      if (typeof known !== 'string' || !known.startsWith('ERR_RELAY_')) onUnknown(err);
-      return text(renderTextError(dialect, (err as Error).message));
-    }
+  const legacyOptions = {
+    relay: o.relay,
+    log: o.log,
+    compat: o.legacyCompat,
+    maxMessage: o.maxMessage,
+    keepHeader: (lower: string) => !HOP_BY_HOP.has(lower) && !SHM_HEADERS.has(lower),
+    onUnknown,
   };
+  const legacy = async (req: Request, dialect: 'spamc' | 'rspamc'): Promise<Reply> => ({ status: 200, raw: true, close: true, body: await proxyLegacyReply(req, dialect, legacyOptions) });
 
   return (req: Request): Promise<Reply> | Reply => {
     if (req.headers.has('file') || req.headers.has('path')) {

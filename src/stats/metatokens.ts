@@ -49,9 +49,45 @@ function authTokens(msg: Message): string | undefined {
   const parts: string[] = [];
   const spf = /\bspf=(\w+)/i.exec(ar.value);
   if (spf) parts.push(`s=${spf[1]!.toLowerCase()}`);
-  const dkimRe = /\bdkim=(\w+)[^;]*?header\.d=([\w.-]+)/gi;
-  for (let m = dkimRe.exec(ar.value); m !== null; m = dkimRe.exec(ar.value)) parts.push(`d=${m[1]!.toLowerCase()}:${m[2]!.toLowerCase()}`);
+  for (const [result, domain] of dkimResults(ar.value)) parts.push(`d=${result.toLowerCase()}:${domain.toLowerCase()}`);
   return parts.length > 0 ? parts.join(',') : undefined;
+}
+
+const DKIM_RESULT = /\bdkim=(\w+)/gi;
+const HEADER_D = /header\.d=([\w.-]+)/gi;
+
+/**
+ * The matches of /\bdkim=(\w+)[^;]*?header\.d=([\w.-]+)/gi, found in one pass: after each
+ * `dkim=result`, the first `header.d=domain` before the next `;` (or, as the regexp's
+ * backtracking does, one that starts inside the result word: `dkim=passheader.d=x`). The regexp
+ * retried its lazy run from every `dkim=` to the `;`, quadratic on a header of `dkim=adkim=a…`.
+ * Once a `dkim=` finds none before its `;`, no later one in that stretch can, so the search moves
+ * past the `;`.
+ */
+export function dkimResults(value: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  DKIM_RESULT.lastIndex = 0;
+  for (let m = DKIM_RESULT.exec(value); m; m = DKIM_RESULT.exec(value)) {
+    const wordStart = m.index + 5;
+    const wordEnd = m.index + m[0].length;
+    let semi = value.indexOf(';', wordEnd);
+    if (semi < 0) semi = value.length;
+    HEADER_D.lastIndex = wordEnd;
+    let d = HEADER_D.exec(value);
+    let result = m[1]!;
+    if (!d || d.index >= semi) {
+      // A shorter result word: `header` at its end may begin the `header.d=`.
+      HEADER_D.lastIndex = wordEnd - 6;
+      d = wordEnd - 6 > wordStart ? HEADER_D.exec(value) : null;
+      if (d && d.index === wordEnd - 6) result = value.slice(wordStart, d.index);
+      else d = null;
+    }
+    if (d) {
+      out.push([result, d[1]!]);
+      DKIM_RESULT.lastIndex = d.index + d[0].length;
+    } else DKIM_RESULT.lastIndex = semi;
+  }
+  return out;
 }
 
 /** The metatoken strings of a message, in Rspamd's order. */

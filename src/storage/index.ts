@@ -4,6 +4,10 @@
 //
 // A Redis that is down does not stop the opening: openStores waits at most the connect timeout,
 // logs, and returns stores whose calls fail fast with STORE_UNAVAILABLE until Redis answers.
+// A Redis that hangs is bounded the same way: `stores.scan` is the view scans use, each call
+// bounded by the short scan time-out; the stores themselves (learns, the controller) are bounded
+// by the command time-out; and once a call went unanswered, calls fail at once until Redis
+// answers again (redis/guard.ts).
 
 import type { Logger } from '../plugin-api/index.js';
 import type { StoresConfigValue } from '../config/schema.js';
@@ -25,10 +29,12 @@ import {
   createRedisClient,
   DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_SCAN_TIMEOUT_MS,
   waitReady,
   type RedisClient,
   type RedisConnectionConfig,
 } from './redis/client.js';
+import { RedisGuard, type RedisLink } from './redis/guard.js';
 
 export * from './types.js';
 export type { RedisConnectionConfig } from './redis/client.js';
@@ -88,12 +94,18 @@ function redisConfig(r: RedisSection): RedisConnectionConfig {
     prefix: r.prefix ?? DEFAULT_REDIS_PREFIX,
     connectTimeoutMs: r.connect_timeout !== undefined ? r.connect_timeout * 1000 : DEFAULT_CONNECT_TIMEOUT_MS,
     commandTimeoutMs: r.command_timeout !== undefined ? r.command_timeout * 1000 : DEFAULT_COMMAND_TIMEOUT_MS,
+    scanTimeoutMs: r.scan_timeout !== undefined ? r.scan_timeout * 1000 : DEFAULT_SCAN_TIMEOUT_MS,
   };
 }
+
+/** A store and the view of it scans use (the same object for SQLite, whose calls do not wait on a peer). */
+interface Opened<T> { store: T; scan: T }
 
 /** One shared connection: its settings, and the stores and config sections that use it (for messages). */
 interface PooledClient {
   client: RedisClient;
+  /** Time-outs and memory of a server that stopped answering, for every store on this connection. */
+  guard: RedisGuard;
   cfg: RedisConnectionConfig;
   refs: number;
   stores: string[];
@@ -116,13 +128,18 @@ class RedisPool {
     this.#log = log;
   }
 
-  /** `key`: the config section the settings came from (`stores.redis`, `stores.bayes.redis`). */
-  acquire(cfg: RedisConnectionConfig, label: string, key: string): { client: RedisClient; release: () => Promise<void> } {
-    // The prefix does not change the connection.
-    const id = JSON.stringify({ ...cfg, prefix: '' });
+  /**
+   * The connection for `cfg`, with a link for each of its two time-outs (command, scan). `key`:
+   * the config section the settings came from (`stores.redis`, `stores.bayes.redis`).
+   */
+  acquire(cfg: RedisConnectionConfig, label: string, key: string): { link: RedisLink; scanLink: RedisLink; release: () => Promise<void> } {
+    // The prefix does not change the connection, nor does the time-out of a view of it.
+    const id = JSON.stringify({ ...cfg, prefix: '', scanTimeoutMs: 0 });
     let entry = this.#clients.get(id);
     if (!entry) {
-      entry = { client: createRedisClient(cfg, this.#log, label), cfg, refs: 0, stores: [], keys: new Set() };
+      const client = createRedisClient(cfg, this.#log, label);
+      // Named by where it goes: several stores may share it.
+      entry = { client, guard: new RedisGuard(client, this.#log, redisTarget(cfg)), cfg, refs: 0, stores: [], keys: new Set() };
       this.#clients.set(id, entry);
     }
     entry.refs++;
@@ -131,12 +148,14 @@ class RedisPool {
     const e = entry;
     let released = false;
     return {
-      client: e.client,
+      link: e.guard.link(cfg.commandTimeoutMs),
+      scanLink: e.guard.link(cfg.scanTimeoutMs),
       release: async () => {
         if (released) return;
         released = true;
         if (--e.refs === 0) {
           this.#clients.delete(id);
+          e.guard.close();
           await closeClient(e.client);
         }
       },
@@ -191,29 +210,32 @@ export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<St
   const opened: { close(): Promise<void> }[] = [];
   const connectTimeouts: number[] = [];
 
+  /** `redis` is called twice: the store (owning the connection) and its scan view (owning nothing). */
   const build = <T extends { close(): Promise<void> }>(
     name: StoreName,
     sqlite: (o: SqliteOptions) => T,
-    redis: (c: RedisClient, prefix: string, release: () => Promise<void>) => T,
-  ): T => {
+    redis: (link: RedisLink, prefix: string, release: () => Promise<void>) => T,
+  ): Opened<T> => {
     const o = sc[name];
-    let store: T;
+    let out: Opened<T>;
     const loc = sqliteLocation(cfg.dataDir, sc, name);
     if (loc) {
       const own: SqliteSection = name === 'history' ? { synchronous: HISTORY_SYNCHRONOUS, ...o.sqlite } : { ...o.sqlite };
+      let store: T;
       try {
         store = sqlite(sqliteOptions(loc.path, { ...sc.sqlite, ...own }));
       } catch (err) {
         throw sqliteOpenError(err, loc);
       }
+      out = { store, scan: store };
     } else {
       const rc = redisConfig({ ...sc.redis, ...o.redis });
-      const { client, release } = pool.acquire(rc, name, o.redis ? `stores.${name}.redis` : 'stores.redis');
+      const { link, scanLink, release } = pool.acquire(rc, name, o.redis ? `stores.${name}.redis` : 'stores.redis');
       connectTimeouts.push(rc.connectTimeoutMs);
-      store = redis(client, rc.prefix, release);
+      out = { store: redis(link, rc.prefix, release), scan: redis(scanLink, rc.prefix, async () => undefined) };
     }
-    opened.push(store);
-    return store;
+    opened.push(out.store);
+    return out;
   };
 
   try {
@@ -239,10 +261,12 @@ export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<St
     await Promise.all(pool.connections().map((c) => waitOrWarn(c, timeout, log)));
     let closed = false;
     return {
-      bayes,
-      fuzzy,
-      history,
-      kv,
+      bayes: bayes.store,
+      fuzzy: fuzzy.store,
+      history: history.store,
+      kv: kv.store,
+      // The views own nothing: closing the stores closes their connections.
+      scan: { bayes: bayes.scan, fuzzy: fuzzy.scan, history: history.scan, kv: kv.scan, close: async () => undefined },
       async close() {
         if (closed) return;
         closed = true;

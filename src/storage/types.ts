@@ -130,7 +130,19 @@ export interface Stores {
   fuzzy: FuzzyStore;
   history: HistoryStore;
   kv: KvStore;
+  /**
+   * The same stores as scans use them: each call bounded by the scan time-out
+   * (`stores.redis.scan_timeout`), so a Redis that hangs costs a scan a fraction of a second and
+   * its checks degrade as when Redis is down. Its close() closes nothing. Absent: scans use the
+   * stores themselves (in-memory stores of tests).
+   */
+  scan?: Stores;
   close(): Promise<void>;
+}
+
+/** The stores a scan should use: their scan view when they have one. */
+export function scanStores(stores: Stores): Stores {
+  return stores.scan ?? stores;
 }
 
 export type StoreErrorCode = 'STORE_UNAVAILABLE' | 'STORE_FAILED';

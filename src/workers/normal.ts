@@ -1,9 +1,10 @@
 // The normal worker: the scan route table. /checkv2, the legacy v1 paths, /skip, /checkv3
 // and /ping, plus the spamc/RSPAMC text dialects; anything else is `invalid command` (404). Paths match case-insensitively and
-// exactly. Scan requests go request → protocol decode → Scanner → protocol render.
+// exactly. Scan requests go request → protocol decode → Scanner → protocol render; a legacy
+// text request is rendered from the same v2 result object the proxy gets from an upstream.
 
 import { encode as msgpackEncode } from '@msgpack/msgpack';
-import { MailsiftError } from '../http/errors.js';
+import { classifyError, MailsiftError } from '../http/errors.js';
 import { replyForError } from '../http/reply.js';
 import { createTransport, DEFAULT_MAX_BODY_BYTES, type TransportOptions } from '../http/server.js';
 import type { Reply, Request } from '../http/types.js';
@@ -15,8 +16,10 @@ import type { Logger } from '../plugin-api/index.js';
 import { decodeV2Request } from '../protocol/decode-v2.js';
 import { decodeV3Request } from '../protocol/parse-v3.js';
 import { loadMessageSource, namesMessageSource, type LoadedSource, type MessageSourcePolicy } from '../protocol/message-source.js';
-import { bodyBlockOf, buildV2Reply } from '../protocol/reply-v2.js';
-import { renderRspamcText, renderSpamcText, renderTextError } from '../protocol/render-text.js';
+import { bodyBlockOf, buildV2Reply, renderResultObject } from '../protocol/reply-v2.js';
+import { renderLegacyReply } from '../protocol/render-text.js';
+import { DEFAULT_LEGACY_COMPAT, isLegacyCommand, planLegacyCommand, renderLegacyError, renderLegacyPong, type LegacyCompat, type LegacyDialect } from '../protocol/legacy-command.js';
+import { decodeLegacyRequest } from '../protocol/legacy-request.js';
 import { buildV3Reply } from '../protocol/render-v3.js';
 import type { ReplyLayout, ScanRequest } from '../protocol/scan-request.js';
 import type { ScanObserver } from '../observability/scan-observer.js';
@@ -48,6 +51,8 @@ export interface NormalWorkerOptions {
   fileInputPeers?: readonly string[];
   /** Where scans in flight are written down for the watchdog (scan-board.ts). */
   board?: ScanBoard;
+  /** spamc/RSPAMC behaviour (workers.normal.legacy_compat): `spamd` (default) or Rspamd 3.4's `rspamd`. */
+  legacyCompat?: LegacyCompat;
 }
 
 type Route = { kind: 'ping' } | { kind: 'v2'; layout: ReplyLayout } | { kind: 'v3' };
@@ -76,8 +81,10 @@ export function createNormalHandler(opts: {
   onScan?: ScanObserver;
   fileInputPeers?: readonly string[];
   board?: ScanBoard;
+  legacyCompat?: LegacyCompat;
 }): (req: Request) => Promise<Reply> | Reply {
   const { scanner, maxMessage, dictionaries, log, onScan, board } = opts;
+  const compat = opts.legacyCompat ?? DEFAULT_LEGACY_COMPAT;
   const sources: MessageSourcePolicy = {
     peers: new PeerNetworks(opts.fileInputPeers ?? LOOPBACK_NETWORKS),
     maxMessage,
@@ -123,26 +130,40 @@ export function createNormalHandler(opts: {
     return v3 ? buildV3Reply(result, sr.meta, sr.want) : buildV2Reply(result, sr.meta, sr.want, dictionaries);
   }
 
-  async function scanLegacy(req: Request, dialect: 'spamc' | 'rspamc'): Promise<Reply> {
+  /**
+   * A spamc/RSPAMC text request: one reply (or, for SKIP and Rspamd-compatible refusals, none)
+   * and the connection closes. Every failure is answered in the client's dialect.
+   */
+  async function scanLegacy(req: Request, dialect: LegacyDialect): Promise<Reply> {
     const text = (body: Buffer): Reply => ({ status: 200, raw: true, close: true, body });
+    const refuse = (err: unknown): Reply => {
+      // A coded error is the client's request or a known failure; anything else is a bug.
+      if (!classifyError(err).known) onUnknown(err);
+      else log.info('legacy request refused', { dialect, command: req.method.slice(0, 32), err: String((err as Error)?.message ?? err) });
+      return text(renderLegacyError(dialect, err));
+    };
+    const command = req.method;
+    // The transport admits only the verbs it knows; this guard keeps the type honest.
+    if (!isLegacyCommand(command)) return refuse(new MailsiftError('ERR_LEGACY_COMMAND', `Unknown ${dialect} command`));
+    const plan = planLegacyCommand(dialect, command, compat);
+    if (plan.kind === 'pong') return text(renderLegacyPong(dialect));
+    if (plan.kind === 'refuse') return refuse(plan.error);
+    if (plan.kind === 'close') {
+      log.info('legacy request closed without a reply', { dialect, command, why: plan.why });
+      return text(Buffer.alloc(0));
+    }
     let sr: ScanRequest;
+    let result: ScanResult;
     try {
       if (namesMessageSource(req, 'v2')) ({ req } = await withSource(req, 'v2'));
-      sr = decodeV2Request(req, 'v2', decodeOpts);
-    } catch (err) {
-      return text(renderTextError(dialect, (err as Error).message));
-    }
-    // SpamAssassin's `User:` names the local recipient account, not an SMTP AUTH user.
-    if (dialect === 'spamc') delete sr.meta.user;
-    let result;
-    try {
+      sr = decodeLegacyRequest(req, decodeOpts);
       result = await scanObserved(sr, false);
     } catch (err) {
-      return text(renderTextError(dialect, (err as Error).message));
+      return refuse(err);
     }
-    const body = dialect === 'spamc' ? renderSpamcText(result) : renderRspamcText(result);
     const block = sr.meta.flags.has('body_block') ? bodyBlockOf(result, sr.meta.flags.has('milter')) : undefined;
-    return text(block ? Buffer.concat([body, block]) : body);
+    const json = renderResultObject(result, sr.meta, 'v2');
+    return text(renderLegacyReply(dialect, command, json, { compat, message: sr.message, ...(result.rewritten ? { rewritten: result.rewritten } : {}), ...(block ? { bodyBlock: block } : {}) }));
   }
 
   return (req: Request): Promise<Reply> | Reply => {
@@ -189,12 +210,17 @@ export async function startNormalWorker(opts: NormalWorkerOptions): Promise<Runn
     ...(opts.onScan ? { onScan: opts.onScan } : {}),
     ...(opts.fileInputPeers ? { fileInputPeers: opts.fileInputPeers } : {}),
     ...(opts.board ? { board: opts.board } : {}),
+    ...(opts.legacyCompat ? { legacyCompat: opts.legacyCompat } : {}),
   });
   const transport = createTransport(handler, {
     ...opts.transport,
     maxBodyBytes: maxMessage,
     ...(opts.serverName ? { serverName: opts.serverName } : {}),
     onUnknownError: (err) => opts.log.error('transport error', { err: String((err as Error)?.stack ?? err) }),
+    legacyError: (dialect, err) => {
+      opts.log.info('legacy request refused', { dialect, err: String((err as Error)?.message ?? err) });
+      return renderLegacyError(dialect, err);
+    },
   });
   const onConnection = opts.onConnection;
   if (onConnection) transport.server.on('connection', () => onConnection());

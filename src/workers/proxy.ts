@@ -9,9 +9,10 @@ import { createHttpCrypt } from '../http/crypt/index.js';
 import { createTransport, type Transport } from '../http/server.js';
 import type { Handler } from '../http/types.js';
 import type { Logger } from '../plugin-api/index.js';
+import { renderLegacyError } from '../protocol/legacy-command.js';
 import type { ProxyBind, ProxyRuntimeConfig } from '../proxy/config.js';
 import { createProxyHttpHandler } from '../proxy/http-front.js';
-import { handleMilterConnection } from '../proxy/milter/index.js';
+import { handleMilterConnection, type MilterContext } from '../proxy/milter/index.js';
 import { ProxyRelay, type ProxyRelayOptions } from '../proxy/relay/proxy-relay.js';
 import type { RunningWorker } from './listen.js';
 
@@ -104,18 +105,24 @@ export async function startProxyWorker(o: ProxyWorkerOptions): Promise<ProxyWork
   const milterSockets = new Set<net.Socket>();
   let accept: (socket: net.Socket) => void;
   if (cfg.mode === 'http') {
-    const t = createTransport(createProxyHttpHandler({ relay, log: o.log }), {
+    const t = createTransport(createProxyHttpHandler({ relay, log: o.log, legacyCompat: cfg.legacyCompat, maxMessage: cfg.maxMessage }), {
       maxBodyBytes: cfg.maxMessage,
       requestTimeoutMs: cfg.timeoutMs,
       ...(o.serverName ? { serverName: o.serverName } : {}),
       onUnknownError: (err) => o.log.error('proxy transport error', { err: String((err as Error)?.stack ?? err) }),
+      // A legacy request that fails before the handler (a malformed head, a body too large) is
+      // answered with its dialect's status line, as on the normal worker.
+      legacyError: (dialect, err) => {
+        o.log.info('legacy request refused', { dialect, err: String((err as Error)?.message ?? err) });
+        return renderLegacyError(dialect, err);
+      },
       crypt: createHttpCrypt(cfg.keypair ? { keypair: cfg.keypair, encryptedOnly: cfg.encryptedOnly } : undefined, o.log),
     });
     transport = t;
     // Every listener feeds the one transport, which counts and drains its connections.
     accept = (socket) => t.server.emit('connection', socket);
   } else {
-    const ctx = { relay, config: cfg, log: o.log };
+    const ctx: MilterContext = { relay, config: cfg.milter, log: o.log };
     accept = (socket) => {
       milterSockets.add(socket);
       socket.once('close', () => milterSockets.delete(socket));

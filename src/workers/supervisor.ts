@@ -97,7 +97,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
       await svc.close();
     },
   });
-  if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire));
+  if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire, svc.stores.scan?.fuzzy));
   if (role === 'proxy') {
     const p = cfg.workers.proxy;
     const plog = log.child('proxy');
@@ -153,6 +153,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
       },
       log: wlog,
       fileInputPeers: w.fileInputPeers,
+      legacyCompat: w.legacyCompat,
       transport: { keepAliveTimeoutMs: w.keepaliveTimeout * 1000, crypt: createHttpCrypt(w.crypt, wlog) },
       ...(serverName ? { serverName } : {}),
       listen: tlsListenOptions(w.tls, wlog),

@@ -64,6 +64,7 @@ export async function startTestWorker(localD: Record<string, string> = {}): Prom
     scanner,
     maxMessage: w.maxMessage,
     dictionaries: w.dictionaries,
+    legacyCompat: w.legacyCompat,
     log: createLogger({ level: 'silent' }).child('normal'),
   });
   const port = boundPort(handle);

@@ -167,7 +167,7 @@ function withoutContinue(text: string): string {
 }
 
 const STATUS_LINE = /^HTTP\/1\.1 (\d{3}) [^\r\n]*\r\n/;
-const LEGACY_LINE = /^(RSPAMD\/1\.3|SPAMD\/1\.1) \d+ [^\r\n]*\r\n/;
+const LEGACY_LINE = /^(RSPAMD\/1\.3|SPAMD\/1\.[015]) \d+ [^\r\n]*\r\n/;
 
 describe('the worker over a socket, under random requests', () => {
   let port = 0;

@@ -90,3 +90,10 @@ test('collapseWhitespace: blank runs become one space, line-break runs one newli
   assert.equal(collapseWhitespace('x \u00a0\n\u00a0 \n\ty'), 'x\ny');
   assert.equal(collapseWhitespace(' \t\r\n '), '');
 });
+
+test('a charset label is trimmed inside its quotes too (found by the body property test)', async () => {
+  const { normaliseCharset, decodeCharset } = await import('../../src/message/charset.js');
+  assert.equal(normaliseCharset("' UTF-8 '"), 'utf-8');
+  assert.equal(normaliseCharset("'\te"), 'e');
+  assert.deepEqual(decodeCharset(Buffer.from('café'), '" utf-8"'), { text: 'café', bad: false });
+});

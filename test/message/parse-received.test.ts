@@ -83,3 +83,63 @@ test('IP forms: parentheses, IPv4-mapped IPv6, by-only and garbage', () => {
   assert.equal(junk.unparsed, true);
   assert.equal(junk.timestamp, undefined);
 });
+
+// Issue 17, item 1: every character `\s` matches ends a word, so each must also be skipped
+// between words; before the fix these pushed empty words forever (a worker spun to ~5 GB).
+const SEPARATORS: Array<[string, string]> = [
+  ['VT', '\u000b'], ['FF', '\u000c'], ['NBSP', '\u00a0'], ['U+1680', '\u1680'],
+  ...Array.from({ length: 11 }, (_, i): [string, string] => [`U+${(0x2000 + i).toString(16).toUpperCase()}`, String.fromCharCode(0x2000 + i)]),
+  ['U+2028', '\u2028'], ['U+2029', '\u2029'], ['U+202F', '\u202f'], ['U+205F', '\u205f'], ['U+3000', '\u3000'], ['U+FEFF', '\ufeff'],
+];
+
+test('every blank a word stops at separates words (no endless loop on NBSP, VT, U+2028, …)', () => {
+  for (const [label, c] of SEPARATORS) {
+    const hop = parseReceived(`from mail.example.com${c}(mail.example.com [192.0.2.1]) by mx.example.net${c}with ESMTP; Thu, 1 Jan 2026 00:00:00 +0000`);
+    assert.equal(hop.fromHelo, 'mail.example.com', label);
+    assert.equal(hop.fromIp, '192.0.2.1', label);
+    assert.equal(hop.by, 'mx.example.net', label);
+    assert.equal(hop.protocol, 'ESMTP', label);
+    assert.equal(hop.timestamp?.toISOString(), '2026-01-01T00:00:00.000Z', label);
+    // Only the blank, runs of it, and the blank before a comment or bracket.
+    assert.equal(parseReceived(c.repeat(50)).unparsed, true, label);
+    // A bracketed word keeps its blanks (the brackets are then dropped from the HELO).
+    assert.equal(parseReceived(`from${c}${c}(x)${c}[${c}]${c}`).fromHelo, c, label);
+  }
+});
+
+test('the issue reproducer, parsed through the whole message', () => {
+  const raw = Buffer.from('Received: from mail.example.com\xc2\xa0(mail.example.com [192.0.2.1]) by mx.example.net; Thu, 1 Jan 2026 00:00:00 +0000\r\nFrom: a@example.com\r\nSubject: hi\r\n\r\nhello\r\n', 'latin1');
+  const [hop] = parseMessage(raw).headers.get('received').map((h) => parseReceived(h.value));
+  assert.equal(hop!.fromHelo, 'mail.example.com');
+  assert.equal(hop!.fromIp, '192.0.2.1');
+  assert.equal(hop!.by, 'mx.example.net');
+});
+
+test('tokens and characters past the caps are not read, and the hop says so', async () => {
+  const { MAX_RECEIVED_CHARS, MAX_RECEIVED_TOKENS } = await import('../../src/message/limits.js');
+  const manyWords = parseReceived(`from a.example by b.example ${'x '.repeat(MAX_RECEIVED_TOKENS)}`);
+  assert.equal(manyWords.truncated, true);
+  assert.equal(manyWords.fromHelo, 'a.example');
+  assert.equal(manyWords.by, 'b.example');
+  const long = parseReceived(`from a.example (${'c'.repeat(MAX_RECEIVED_CHARS)}) by b.example`);
+  assert.equal(long.truncated, true);
+  assert.equal(long.by, undefined, 'the by clause lies past the characters read');
+  assert.equal(parseReceived('from a.example by b.example').truncated, undefined);
+});
+
+test('a trailing zone comment after the date is dropped by a scan, not a backtracking regexp', async () => {
+  const { parseMailDate, stripTrailingComment } = await import('../../src/message/mail-date.js');
+  assert.equal(parseReceived('from a by b; Tue, 1 Oct 2019 10:00:00 -0700 (PDT)').timestamp?.toISOString(), '2019-10-01T17:00:00.000Z');
+  // What /\s*\([^)]*\)\s*$/ removed, case by case.
+  const re = /\s*\([^)]*\)\s*$/;
+  for (const s of ['x (a (b)', 'x (a) (b) ', 'x (a)b)', '()', 'a\u00a0(b)\u3000', 'x (a', 'a ((b)', 'a)(b)', 'a (b) c', '']) {
+    assert.equal(stripTrailingComment(s), s.replace(re, ''), JSON.stringify(s));
+  }
+  // 64 KiB of blanks between two letters cost the regexp ~9 s; the scan does it at once.
+  const cpu = process.cpuUsage();
+  assert.equal(parseMailDate(`a${' '.repeat(65_536)}x`), undefined);
+  assert.equal(stripTrailingComment(`a${' '.repeat(65_536)}x`).length, 65_538);
+  assert.equal(stripTrailingComment(`${'('.repeat(65_536)})x`).length, 65_538);
+  const used = process.cpuUsage(cpu);
+  assert.ok(used.user + used.system < 500_000, `${used.user + used.system} µs`);
+});

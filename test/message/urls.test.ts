@@ -48,3 +48,9 @@ test('duplicates merge their flags; relative and script links are ignored', () =
   assert.equal(urls[1]!.isEmail, true);
   assert.ok(c.emails.has('Someone@example.net'));
 });
+
+test('the host of a link in a scheme the URL parser keeps opaque is lower-cased too (found by the URL property test)', () => {
+  const c = new UrlCollector();
+  c.scanHtml({ tags: new Set(['a']), images: [], unbalanced: false, links: [{ href: 'Bhttp://Bhttp://', text: '' }, { href: 'xmpp://Chat.Example.ORG/room', text: '' }] });
+  assert.deepEqual([...c.urls.values()].map((u) => u.hostAscii), ['bhttp', 'chat.example.org']);
+});

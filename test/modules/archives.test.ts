@@ -225,3 +225,60 @@ test('a password-protected archive made by Info-ZIP zip', { skip: existsSync(ZIP
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a 7z header of thousands of kName candidates is read in bounded time (it ran for minutes)', () => {
+  const size = 400_000;
+  const h = Buffer.alloc(size);
+  h[0] = 0x01;
+  // Every 8 bytes: 0x11, a 5-byte NUMBER giving a length to the header's end, the `external` 0.
+  for (let i = 1; i + 8 < size; i += 8) {
+    const at = i + 5;
+    let len = size - at;
+    if ((len - 1) % 2 !== 0) len -= 1;
+    h[i] = 0x11;
+    h[i + 1] = 0xe0 | ((len >> 24) & 0x0f);
+    h.writeUIntLE(len & 0xffffff, i + 2, 3);
+    h[at] = 0;
+  }
+  const sig = Buffer.alloc(32);
+  Buffer.from([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c]).copy(sig);
+  sig.writeBigUInt64LE(BigInt(size), 20);
+  const cpu = process.cpuUsage();
+  const l = readArchive(Buffer.concat([sig, h]));
+  const used = process.cpuUsage(cpu);
+  assert.equal(l?.format, '7z');
+  assert.ok(used.user + used.system < 1_000_000, `${used.user + used.system} µs`);
+});
+
+test('a ZIP of 60 000 entries (16-bit counts, no ZIP64): the first MAX_ARCHIVE_MEMBERS are read and the listing says it was cut', () => {
+  const many = zip(Array.from({ length: 60_000 }, (_, i) => ({ name: `f${i}.txt` })));
+  const l = readArchive(many)!;
+  assert.equal(l.members.length, MAX_ARCHIVE_MEMBERS);
+  assert.equal(l.truncated, true);
+  assert.equal(readArchive(many, 10)!.members.length, 10);
+  assert.equal(readArchive(zip([{ name: 'a.txt' }]))!.truncated, undefined);
+});
+
+test('archive members past the per-message cap are not checked, and one log line says so', async () => {
+  const { createEngine } = await import('../../src/engine/index.js');
+  const { builtinModules } = await import('../../src/modules/index.js');
+  const { engineConfig } = await import('./helpers.js');
+  const { MAX_ARCHIVE_MEMBERS_PER_MESSAGE } = await import('../../src/modules/mime/check-archives.js');
+  const lines: Array<{ msg: string; extra?: Record<string, unknown> }> = [];
+  const at = (msg: string, extra?: Record<string, unknown>) => void lines.push({ msg, ...(extra ? { extra } : {}) });
+  const engine = await createEngine(engineConfig(), builtinModules, { log: { debug: at, info: at, warn: at, error: at } });
+  const archives = Math.ceil(MAX_ARCHIVE_MEMBERS_PER_MESSAGE / MAX_ARCHIVE_MEMBERS) + 2;
+  // Each archive's members are harmless but the last one of the last archive is an executable.
+  const body = zip(Array.from({ length: MAX_ARCHIVE_MEMBERS }, (_, i) => ({ name: `f${i}.txt` })));
+  const last = zip([...Array.from({ length: MAX_ARCHIVE_MEMBERS - 1 }, (_, i) => ({ name: `g${i}.txt` })), { name: 'run.exe' }]);
+  let s = 'From: a@example.org\r\nTo: b@example.net\r\nSubject: zips\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b1"\r\n\r\n';
+  for (let i = 0; i < archives; i++) {
+    const z = i === archives - 1 ? last : body;
+    s += `--b1\r\nContent-Type: application/zip; name="a${i}.zip"\r\nContent-Disposition: attachment; filename="a${i}.zip"\r\nContent-Transfer-Encoding: base64\r\n\r\n${z.toString('base64')}\r\n`;
+  }
+  const r = await engine.scan(Buffer.from(`${s}--b1--\r\n`), meta());
+  assert.ok(!names(r).has('MIME_BAD_EXTENSION'), 'the last archive lies past the message cap');
+  const cut = lines.filter((l) => /archive members past the caps/.test(l.msg));
+  assert.equal(cut.length, 1);
+  assert.equal(cut[0]!.extra?.['leftForMessage'], 0);
+});

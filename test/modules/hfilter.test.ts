@@ -58,6 +58,21 @@ test('HELO of a proper host that resolves to the client: nothing; that does not 
   assert.deepEqual(badMx.list, ['HFILTER_HELO_IP_A', 'HFILTER_HELO_NORESOLVE_MX']);
 });
 
+test('a host whose lookups fail (SERVFAIL, time-out) is not judged: DNS trouble is no evidence against the message', async () => {
+  const base = { ip: '192.0.2.10', hostname: 'mail.example.org' };
+  dns.failing.add('broken.example.org');
+  dns.withheld.add('silent.example.org');
+  try {
+    assert.deepEqual((await hf({ ...base, helo: 'broken.example.org' })).list, []);
+    assert.deepEqual((await hf({ ...base, helo: 'silent.example.org' })).list, []);
+    const nores = await ae.engine.scan(message('user@broken.example.org'), meta({ ...base, from: 'user@broken.example.org' }));
+    assert.deepEqual(names(nores, HF), []);
+  } finally {
+    dns.failing.delete('broken.example.org');
+    dns.withheld.delete('silent.example.org');
+  }
+});
+
 test('client host name: unknown or absent, dynamic-looking, or fine', async () => {
   assert.deepEqual((await hf({ ip: '192.0.2.10' })).list, ['HFILTER_HOSTNAME_UNKNOWN']);
   assert.deepEqual((await hf({ ip: '192.0.2.10', hostname: 'unknown' })).list, ['HFILTER_HOSTNAME_UNKNOWN']);

@@ -117,3 +117,19 @@ test('R_MIXED_CHARSET: a word mixing Latin and Cyrillic letters; words of either
   assert.ok(!symbol(await scan('Привет, please log in to your paypal account today.'), 'R_MIXED_CHARSET'));
   assert.ok(!symbol(await scan('Please log in to your paypal account today.'), 'R_MIXED_CHARSET'));
 });
+
+test('the message caps added for issue 17 are MIME_LIMITS_EXCEEDED options; size caps alone count a quarter', async () => {
+  const { MAX_HTML_BYTES, MAX_RECEIVED_CHARS, MAX_HEADER_ADDRESSES } = await import('../../src/message/limits.js');
+  const head = 'From: a@example.com\r\nSubject: caps\r\nMIME-Version: 1.0\r\n';
+  const html = Buffer.from(`${head}To: b@example.org\r\nContent-Type: text/html\r\n\r\n<p>${'x '.repeat(MAX_HTML_BYTES)}</p>\r\n`);
+  const r1 = await (await scanner()).scan(html, meta());
+  // Its rendered text is also longer than the URL scan reads: both are size caps.
+  assert.deepEqual(new Set(symbol(r1, 'MIME_LIMITS_EXCEEDED')?.options), new Set(['html_too_long', 'url_scan_truncated']));
+  assert.equal(symbol(r1, 'MIME_LIMITS_EXCEEDED')?.score, 0.25);
+  const to = Array.from({ length: MAX_HEADER_ADDRESSES + 1 }, (_, i) => `u${i}@example.org`).join(', ');
+  const longHop = `Received: from a.example (${'c'.repeat(MAX_RECEIVED_CHARS)}) by b.example; Thu, 1 Jan 2026 00:00:00 +0000\r\n`;
+  const r2 = await (await scanner()).scan(Buffer.from(`${longHop}${head}To: ${to}\r\nContent-Type: text/plain\r\n\r\nhi\r\n`), meta());
+  const hit = symbol(r2, 'MIME_LIMITS_EXCEEDED');
+  assert.deepEqual(new Set(hit?.options), new Set(['too_many_addresses', 'received_too_long']));
+  assert.equal(hit?.score, 1);
+});

@@ -56,3 +56,19 @@ test('Received "for" the To address is PREVIOUSLY_DELIVERED', async () => {
   assert.ok(names(r).has('RCVD_TLS_ALL'));
   assert.deepEqual(symbol(r, 'RCVD_COUNT_ONE')?.options, ['1']);
 });
+
+test('the "for <addr>" clause is found by a scan: same answers as the lazy regexp, linear on a header of thousands of clauses', async () => {
+  const { forAddress } = await import('../../src/modules/received/check.js');
+  const re = /\sfor\s<(.*?)>/;
+  for (const v of [' for <a@b>', 'x for <a@b> for <c@d>', ' for <a\u2028b> for <c@d>', ' for <a', ' for\t<> x', 'for <a@b>', ' for <a\nb>', ' for < for <x>']) {
+    assert.equal(forAddress(v), re.exec(v)?.[1], JSON.stringify(v));
+  }
+  // 10 000 unclosed clauses cost the regexp about a second per header.
+  const msg = fixtureMessage('crlf-simple.eml').toString('latin1');
+  const hostile = `${`Received: from a by b${' for <'.repeat(10_000)}\r\n`.repeat(8)}${msg}`;
+  const cpu = process.cpuUsage();
+  const r = await (await scanner()).scan(Buffer.from(hostile, 'latin1'), meta());
+  const used = process.cpuUsage(cpu);
+  assert.ok(!names(r).has('PREVIOUSLY_DELIVERED'));
+  assert.ok(used.user + used.system < 2_000_000, `${used.user + used.system} µs of CPU`);
+});

@@ -159,38 +159,56 @@ describe('golden replays of Rspamd 3.4 captures', () => {
     }
   });
 
+  /** Whether the default `legacy_compat: spamd` calls this action spam (render-text.ts). */
+  const spamAction = (action: string): boolean => !['no action', 'greylist', 'soft reject'].includes(action);
+
   for (const dir of readdirSync(FIXTURES).filter((d) => existsSync(join(FIXTURES, d, 'request.bin')) && existsSync(join(FIXTURES, d, 'case.json')) && !isHttpCase(d))) {
     it(`text dialect: ${dir}`, async () => {
       const request = readFileSync(join(FIXTURES, dir, 'request.bin'));
       const recorded = readFileSync(join(FIXTURES, dir, 'response.bin'));
       const { data, closedByServer } = await exchange(port, request);
       assert.ok(closedByServer, 'the server closes after a text reply (Exim reads until EOF)');
+      const text = data.toString('latin1');
+      const verb = request.subarray(0, request.indexOf(' ')).toString('latin1');
       if (recorded.length === 0) {
-        // 3.4 closed silently on spamc verbs it does not know; we say why.
-        const r = parseReply(data);
-        assert.equal(r.status, 400);
-        assert.match((JSON.parse(r.body.toString()) as { error: string }).error, /^Unsupported spamc command/);
+        // 3.4 closed silently on the spamc verbs it does not know; we answer them as spamd does
+        // (legacy_compat: rspamd restores the silence, see test/protocol/legacy-spamc.test.ts).
+        if (verb === 'PING') return assert.equal(text, 'SPAMD/1.5 0 PONG\r\n');
+        const m = /^SPAMD\/1\.1 0 EX_OK\r\nContent-length: (\d+)\r\nSpam: (True|False) ; -?\d+\.\d\d \/ -?\d+\.\d\d\r\n\r\n/.exec(text);
+        assert.ok(m, JSON.stringify(text.slice(0, 200)));
+        const tail = data.subarray(Buffer.byteLength(m[0]));
+        assert.equal(tail.length, Number(m[1]), 'spamc checks Content-length against what follows');
+        if (verb === 'PROCESS') assert.match(tail.toString('utf8'), /\r\nX-Spam-Status: (Yes|No), score=/);
+        else assert.match(tail.toString('utf8'), /^Content analysis details: /);
         return;
       }
-      const text = data.toString('latin1');
       const gtube = request.includes(GTUBE);
       if (recorded.toString('latin1').startsWith('RSPAMD/')) {
         // Exim: sscanf("RSPAMD/%7s 0 EX_OK\r\nMetric: default; %7s %lf / %lf / %lf\r\n") then "Action: ".
         const lines = text.split('\r\n');
         assert.equal(lines[0], 'RSPAMD/1.3 0 EX_OK');
-        assert.match(lines[1]!, /^Metric: default; False; -?\d+\.\d\d \/ -?\d+\.\d\d \/ 0\.0$/);
+        const metric = /^Metric: default; (True|False); -?\d+\.\d\d \/ -?\d+\.\d\d \/ 0\.0$/.exec(lines[1]!);
+        assert.ok(metric, lines[1]);
         assert.match(lines[2]!, /^Action: .+$/);
+        // Deliberately not 3.4's constant False: the flag follows the action.
+        assert.equal(metric[1], spamAction(lines[2]!.slice('Action: '.length)) ? 'True' : 'False');
         if (gtube) assert.equal(lines[2], 'Action: reject');
         assert.equal(lines.at(-1), '');
         for (const l of lines.slice(3, -1)) assert.match(l, /^(Subject|Symbol|Message|Message-ID): /);
         assert.match(lines.at(-2)!, /^Message-ID: /);
         if (recorded.includes('Subject: ')) assert.ok(text.includes('\r\nSubject: '), 'rewrite subject line');
       } else {
-        const m = /^SPAMD\/1\.1 0 EX_OK\r\nContent-length: (\d+)\r\nSpam: False ; (-?\d+\.\d\d) \/ (-?\d+\.\d\d)\r\n\r\n/.exec(text);
+        const m = /^SPAMD\/1\.1 0 EX_OK\r\nContent-length: (\d+)\r\nSpam: (True|False) ; (-?\d+\.\d\d) \/ (-?\d+\.\d\d)\r\n\r\n/.exec(text);
         assert.ok(m, JSON.stringify(text.slice(0, 120)));
         const tail = data.subarray(Buffer.byteLength(m[0]));
         assert.equal(tail.length, Number(m[1]));
         if (gtube) assert.ok(tail.toString().split(/[,\r\n]/).includes('GTUBE'));
+        // The flag follows the action, which the RSPAMC reply to the same request names.
+        const asRspamc = Buffer.concat([Buffer.from(`${verb} RSPAMC/1.3`), request.subarray(request.indexOf('\r\n'))]);
+        const action = /\r\nAction: ([^\r]*)\r\n/.exec((await exchange(port, asRspamc)).data.toString('latin1'))?.[1];
+        assert.ok(action !== undefined);
+        assert.equal(m[2], spamAction(action) ? 'True' : 'False', `action ${action}`);
+        if (gtube) assert.equal(m[2], 'True', 'spamc -c must exit 1 on GTUBE');
       }
     });
   }

@@ -151,3 +151,21 @@ describe('envelope values', () => {
     assert.equal(parseSettingsValue('[1,2]'), undefined);
   });
 });
+
+describe('envelope recipient cap', () => {
+  it('keeps MAX_ENVELOPE_RCPT recipients of a v2 Rcpt list and a v3 metadata list, with one log line', async () => {
+    const { MAX_ENVELOPE_RCPT } = await import('../../src/message/limits.js');
+    const { metaFromMetadata } = await import('../../src/protocol/parse-v3.js');
+    const { emptyMeta } = await import('../../src/plugin-api/scan-types.js');
+    const warned: string[] = [];
+    const log = { warn: (msg: string) => void warned.push(msg) };
+    const list = Array.from({ length: MAX_ENVELOPE_RCPT + 500 }, (_, i) => `u${i}@example.org`);
+    const v2 = parseV2Headers(headers([['Rcpt', list.slice(0, 900).join(',')], ['Rcpt', list.slice(900).join(',')]]), log);
+    assert.equal(v2.rcpt.length, MAX_ENVELOPE_RCPT);
+    assert.equal(v2.rcpt.at(-1), `u${MAX_ENVELOPE_RCPT - 1}@example.org`);
+    assert.deepEqual(warned, ['recipients past the cap dropped']);
+    const v3 = metaFromMetadata({ rcpt: Array.from({ length: 50_000 }, (_, i) => `v${i}@example.org`) }, emptyMeta(), log);
+    assert.equal(v3.rcpt.length, MAX_ENVELOPE_RCPT);
+    assert.equal(warned.length, 2);
+  });
+});

@@ -20,7 +20,35 @@ test('the shipped configuration has the proxy off, with Rspamd defaults', async 
   assert.deepEqual(p.failure, { errorTimeMs: 600_000, maxErrors: 4, reviveTimeMs: 60_000, reviveJitter: 0.4 });
   assert.equal(p.milter.spamHeader, 'X-Spam');
   assert.equal(p.milter.rejectMessage, 'Spam message rejected');
-  assert.ok(p.milter.actions.reject, 'the milter front end sees the configured actions');
+  assert.equal(p.milter.actions.get('reject'), 'reject', 'the milter front end sees the configured actions');
+  assert.equal(p.milter.maxMessage, 50 * 1024 * 1024, 'max_message bounds what a milter session buffers');
+  assert.equal(p.legacyCompat, 'spamd');
+});
+
+test('legacy_compat: the normal worker\'s unless the proxy sets its own', () => {
+  const parse = (section: Record<string, unknown>) => ProxyWorkerSchema.parse(section);
+  assert.equal(proxyRuntimeConfig(parse({}), {}, 'rspamd').legacyCompat, 'rspamd');
+  assert.equal(proxyRuntimeConfig(parse({}), {}, 'spamd').legacyCompat, 'spamd');
+  assert.equal(proxyRuntimeConfig(parse({ legacy_compat: 'spamd' }), {}, 'rspamd').legacyCompat, 'spamd');
+  assert.equal(proxyRuntimeConfig(parse({ legacy_compat: 'rspamd' }), {}).legacyCompat, 'rspamd');
+  assert.throws(() => parse({ legacy_compat: 'spamassassin' }));
+});
+
+test('milter options: the proxy keys, and actions typed from the engine config', () => {
+  const p = proxyRuntimeConfig(
+    ProxyWorkerSchema.parse({ milter: true, spam_header: 'X-Junk', reject_message: 'No thanks', discard_on_reject: true, client_ca_name: 'CN=Mail CA', max_message: '1M' }),
+    { quarantine: { threshold: 12, milter: 'quarantine' }, 'my action': { threshold: 20 } },
+  );
+  assert.equal(p.mode, 'milter');
+  assert.equal(p.milter.spamHeader, 'X-Junk');
+  assert.equal(p.milter.rejectMessage, 'No thanks');
+  assert.equal(p.milter.discardOnReject, true);
+  assert.equal(p.milter.quarantineOnReject, false);
+  assert.equal(p.milter.clientCaName, 'CN=Mail CA');
+  assert.equal(p.milter.maxMessage, 1024 * 1024);
+  assert.equal(p.milter.actions.get('quarantine'), 'quarantine');
+  assert.equal(p.milter.actions.get('my action'), 'custom');
+  assert.equal(p.milter.actions.get('soft reject'), 'soft reject');
 });
 
 test('the default group: marked, named, a self_scan group, the only group, or none', () => {

@@ -22,12 +22,26 @@ test('without a store the module switches itself off and scans still answer', as
   assert.ok(engine.symbols().some((s) => s.name === 'BAYES_HAM' && s.score === -7 && s.group === 'statistics'));
 });
 
-test('a store that fails makes the scan answer without Bayes symbols and counts an error', async () => {
+test('a store that fails makes the scans answer without Bayes symbols, logged once, not per scan', async () => {
   const broken = new MemoryBayesStore();
   broken.getTokens = () => Promise.reject(Object.assign(new Error('connection refused'), { code: 'STORE_UNAVAILABLE' }));
-  const engine = await createEngine(engineConfig({ bayes: { min_learns: 0 } }), builtinModules, { stores: storesWith(broken) });
-  const r = await engine.scan(devMessages('spam-1', 0, 1)[0]!, meta());
-  assert.ok(!r.symbols.some((s) => s.name.startsWith('BAYES_')));
+  const warnings: string[] = [];
+  const log = { debug() {}, info() {}, warn(msg: string) { warnings.push(msg); }, error(msg: string) { warnings.push(msg); } };
+  const engine = await createEngine(engineConfig({ bayes: { min_learns: 0 } }), builtinModules, { stores: storesWith(broken), log });
+  const msg = devMessages('spam-1', 0, 1)[0]!;
+  for (let i = 0; i < 3; i++) {
+    const r = await engine.scan(msg, meta());
+    assert.ok(!r.symbols.some((s) => s.name.startsWith('BAYES_')));
+  }
+  assert.deepEqual(warnings.filter((w) => w.startsWith('bayes:')), ['bayes: store unavailable, check skipped']);
+  assert.equal(engine.errorCounts().get('BAYES_SPAM'), undefined, 'a store outage is not a failed callback');
+});
+
+test('a Bayes callback failing for another reason than its store is still counted as an error', async () => {
+  const broken = new MemoryBayesStore();
+  broken.getTokens = () => Promise.reject(new TypeError('a bug'));
+  const engine = await createEngine(engineConfig({ bayes: { min_learns: 0 } }), builtinModules, { stores: storesWith(broken), log: { debug() {}, info() {}, warn() {}, error() {} } });
+  await engine.scan(devMessages('spam-1', 0, 1)[0]!, meta());
   assert.equal(engine.errorCounts().get('BAYES_SPAM'), 1);
 });
 

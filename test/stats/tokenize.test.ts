@@ -133,3 +133,21 @@ test('messageHasBadUnicode agrees with the tokeniser, invisible characters in a 
   assert.deepEqual(flagged, msgs.map((m) => tokenizeMessage(m).badUnicode));
   assert.deepEqual(flagged.slice(-4), [true, true, true, false]);
 });
+
+test('text past MAX_TOKENIZED_CHARS is not split into words, and the token list says so', async () => {
+  const { MAX_TOKENIZED_CHARS } = await import('../../src/stats/tokenize.js');
+  const line = 'lorem ipsum dolor sit amet consectetur adipiscing elit\r\n';
+  const body = line.repeat(Math.ceil((MAX_TOKENIZED_CHARS * 1.5) / line.length));
+  const big = parseMessage(mail('From: a@example.org\nSubject: big', body));
+  const cpu = process.cpuUsage();
+  const t = tokenizeMessage(big);
+  const used = process.cpuUsage(cpu);
+  assert.equal(t.textCut, true);
+  assert.ok(used.user + used.system < 2_000_000, `${used.user + used.system} µs`);
+  // The same tokens as the text cut at the cap.
+  const cut = parseMessage(mail('From: a@example.org\nSubject: big', big.textParts[0]!.text.slice(0, MAX_TOKENIZED_CHARS)));
+  const a = tokenizeMessage(cut);
+  assert.equal(a.textCut, undefined);
+  assert.deepEqual([a.textCount, [...a.hi].sort().slice(0, 50)], [t.textCount, [...t.hi].sort().slice(0, 50)]);
+  assert.equal(tokenizeMessage(parseMessage(mail('From: a@example.org\nSubject: small', line.repeat(10)))).textCut, undefined);
+});

@@ -63,6 +63,8 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port. */
   restart(): Promise<void>;
+  /** Sends a signal to the running server (SIGSTOP hangs it with its connections open, SIGCONT resumes it). */
+  signal(sig: NodeJS.Signals): void;
 }
 
 /** One redis-server process; `args` are extra command-line options, `conf` a config file to start from. */
@@ -83,8 +85,12 @@ export async function startRedisServer(dir: string, port: number, args: string[]
     c.kill('SIGKILL');
     await exited;
   };
+  const signal = (sig: NodeJS.Signals): void => {
+    if (!child || child.exitCode !== null) throw new Error(`redis-server on ${port} is not running`);
+    child.kill(sig);
+  };
   await start();
-  return { port, kill, restart: start };
+  return { port, kill, restart: start, signal };
 }
 
 export interface TestCluster {

@@ -1,6 +1,7 @@
 import { arc } from 'mailauth/lib/arc/index.js';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { Task } from '../../plugin-api/index.js';
+import { authInput, MAX_ARC_SETS } from '../shared/auth-message.js';
 import { AUTH_CACHE, authOutcome, trackedResolver } from '../shared/auth-results.js';
 import type { ArcOutcome, AuthResultValue } from '../shared/auth-results.js';
 import type { ArcConfig } from './config.js';
@@ -16,11 +17,21 @@ export function makeArcCheck(config: ArcConfig): (task: Task) => Promise<void> {
       task.insert('ARC_NA');
       return;
     }
+    const input = authInput(task);
+    if (input.arcDropped) {
+      // RFC 8617 §5.2: past 50 sets the chain fails without a check (a seal covers every set
+      // before it, so verifying thousands would be quadratic).
+      const text = `${input.arcSets} ARC sets, more than the ${MAX_ARC_SETS} RFC 8617 allows; not checked`;
+      task.cache.set(AUTH_CACHE.arc, { result: 'fail', info: 'arc=fail' } satisfies ArcOutcome);
+      task.insert('ARC_INVALID', 1, text);
+      task.log.info(`arc: ${text}`, { sets: input.arcSets });
+      return;
+    }
     const resolver = trackedResolver(task);
     // The DKIM check's parse carries the ARC chain and the verified AMS; parse again only if it did not run.
     let data = authOutcome(task, 'dkim')?.arc;
     // The DKIM check skipped its parse (no DKIM-Signature): the ARC chain still needs one.
-    if (data === undefined) data = (await dkimVerify(task.raw, { resolver: resolver as never, minBitLength: config.min_key_bits })).arc;
+    if (data === undefined) data = (await dkimVerify(input.raw, { resolver: resolver as never, minBitLength: config.min_key_bits })).arc;
     const r = await arc(data as never, { resolver: resolver as never, minBitLength: config.min_key_bits });
     const result = r.status.result as AuthResultValue;
     const comment = String(r.status.comment ?? '');

@@ -4,6 +4,7 @@
 
 import { createSeal } from 'mailauth/lib/arc/index.js';
 import type { Task } from '../../plugin-api/index.js';
+import { signingInput } from '../shared/auth-message.js';
 import { authOutcome, authResultRows } from '../shared/auth-results.js';
 
 export interface SealIdentity { domain: string; selector: string; privateKey: string }
@@ -19,7 +20,7 @@ export function makeArcSeal(id: SealIdentity, authservId: string): (task: Task) 
     if (chain !== 'none' && chain !== 'pass') return;
     const rows = authResultRows(task);
     const authResults = `${authservId}; ${rows.length > 0 ? rows.join('; ') : 'none'}`;
-    const { headers } = await createSeal(task.raw, {
+    const { headers } = await createSeal(signingInput(task), {
       seal: { signingDomain: id.domain, selector: id.selector, privateKey: id.privateKey, authResults, cv: chain },
     } as never);
     const nl = task.foldNewline;

@@ -4,6 +4,7 @@ import type { BayesStore, Task, Verdict } from '../../plugin-api/index.js';
 import type { BayesClassifier } from '../../stats/classifier.js';
 import type { AutolearnObject, BayesConfig } from '../../stats/config.js';
 import { BAYES_CACHE_KEY, type BayesTaskState } from './check.js';
+import { isStoreError, type StoreOutage } from '../shared/outage-log.js';
 
 type Decision = 'spam' | 'ham' | undefined;
 type VerdictKind = 'passthrough' | 'spam' | 'junk' | 'ham' | 'uncertain';
@@ -57,7 +58,7 @@ export function autolearnDecision(cfg: BayesConfig['autolearn'], v: Verdict): De
   return objectRule(cfg, v);
 }
 
-export function makeAutolearnCheck(classifier: BayesClassifier, store: BayesStore) {
+export function makeAutolearnCheck(classifier: BayesClassifier, store: BayesStore, outage: StoreOutage) {
   const cfg = classifier.config;
   return async (task: Task): Promise<void> => {
     const state = task.cache.get(BAYES_CACHE_KEY) as BayesTaskState | undefined;
@@ -77,7 +78,9 @@ export function makeAutolearnCheck(classifier: BayesClassifier, store: BayesStor
       task.setFlag('learn_auto');
       task.log.info('bayes: autolearned', { class: decision });
     } catch (err) {
-      task.log.info('bayes: autolearn skipped', { class: decision, reason: (err as Error).message });
+      const code = (err as { code?: unknown }).code;
+      if (isStoreError(err) || code === 'LEARN_STORE_UNAVAILABLE' || code === 'LEARN_STORE_FAILED') outage(task, `not autolearned as ${decision}`, err);
+      else task.log.info('bayes: autolearn skipped', { class: decision, reason: (err as Error).message });
     }
   };
 }

@@ -3,7 +3,8 @@
 // probability stay in the task cache for autolearn.
 import type { BayesScope, BayesStore, Task } from '../../plugin-api/index.js';
 import { BayesClassifier, principalUser } from '../../stats/classifier.js';
-import { messageHasBadUnicode, type TokenList } from '../../stats/tokenize.js';
+import { MAX_TOKENIZED_CHARS, messageHasBadUnicode, type TokenList } from '../../stats/tokenize.js';
+import { isStoreError, type StoreOutage } from '../shared/outage-log.js';
 
 /** Task cache key of this module's per-task state. */
 export const BAYES_CACHE_KEY = 'bayes';
@@ -48,7 +49,7 @@ async function tooFewLearns(store: BayesStore, scope: BayesScope, minLearns: num
   }
 }
 
-export function makeClassifyCheck(classifier: BayesClassifier, store: BayesStore) {
+export function makeClassifyCheck(classifier: BayesClassifier, store: BayesStore, outage: StoreOutage) {
   const cfg = classifier.config;
   // Without autolearn nothing but this check uses the tokens; while the store has too few
   // learns they could not change the result, so tokenising (most of this check's CPU) waits
@@ -64,14 +65,18 @@ export function makeClassifyCheck(classifier: BayesClassifier, store: BayesStore
     }
     const tokens = classifier.tokenize(msg);
     if (tokens.badUnicode) task.setFlag('bad_unicode');
+    if (tokens.textCut) task.log.info('bayes: text past the tokeniser cap not split into words', { cap: MAX_TOKENIZED_CHARS });
     const state: BayesTaskState = { tokens, scope };
     task.cache.set(BAYES_CACHE_KEY, state);
     let c;
     try {
       c = await classifier.classify(store, tokens, scope);
     } catch (err) {
-      // The scheduler logs this and counts it for /errors; the scan goes on without Bayes.
-      throw new Error(`bayes: statistics store unavailable, message not classified: ${(err as Error).message}`, { cause: err });
+      // Anything but the store failing is a bug: the scheduler logs it and counts it for /errors.
+      if (!isStoreError(err)) throw err;
+      // The store is down or not answering in time: the scan goes on without Bayes, as Rspamd's does.
+      outage(task, 'message not classified', err);
+      return;
     }
     if (!c) return;
     state.prob = c.prob;

@@ -4,6 +4,7 @@ import { BayesConfig } from './config.js';
 import { makeAutolearnCheck } from './autolearn.js';
 import { makeClassifyCheck } from './check.js';
 import { BAYES_SYMBOLS, bayesSymbols } from './symbols.js';
+import { storeOutageLog } from '../shared/outage-log.js';
 
 /**
  * The Bayes classifier (statistics.md): classifies after the filters (as Rspamd's classifiers
@@ -23,6 +24,7 @@ export const bayesModule = defineModule<BayesConfig>({
     const cfg = ctx.config;
     const classifier = new BayesClassifier(cfg);
     const symbols = Object.keys(bayesSymbols(cfg.spam_symbol, cfg.ham_symbol));
+    const outage = storeOutageLog(ctx.log, 'bayes');
     ctx.symbol({
       // The callback carries the spam statfile's name: disabling BAYES_SPAM by settings skips the whole classifier.
       name: cfg.spam_symbol,
@@ -30,10 +32,10 @@ export const bayesModule = defineModule<BayesConfig>({
       priority: 100,
       inserts: symbols,
       flags: ['coro', 'nostat'],
-      check: makeClassifyCheck(classifier, store),
+      check: makeClassifyCheck(classifier, store, outage),
     });
     if (cfg.autolearn !== false) {
-      ctx.symbol({ name: 'BAYES_AUTOLEARN', stage: 'idempotent', flags: ['coro', 'nostat'], check: makeAutolearnCheck(classifier, store) });
+      ctx.symbol({ name: 'BAYES_AUTOLEARN', stage: 'idempotent', flags: ['coro', 'nostat'], check: makeAutolearnCheck(classifier, store, outage) });
     }
   },
 });

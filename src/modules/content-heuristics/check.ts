@@ -11,7 +11,9 @@ import { LiteralScanner } from './literal-scan.js';
 /** A run of blanks inside the raw Subject (folding excluded: its newline breaks the run). */
 const PADDED_SUBJECT = /\S[ \t]{5,}\S/;
 /** Three zero-padded hex fields joined by `$`: what several bulk mailers put in Message-ID. */
-const RATWARE_MSGID = /^0{2,}[0-9a-f]{2,}\$0{3,}[0-9a-f]+\$0{3,}[0-9a-f]+@/i;
+// `0{2,}[0-9a-f]{2,}` is `00[0-9a-f]{2,}` (zeros are hex): written so, nothing backtracks over
+// every split of a long run of zeros.
+const RATWARE_MSGID = /^00[0-9a-f]{2,}\$000[0-9a-f]+\$000[0-9a-f]+@/i;
 // "opted in" alone also turns up in prose about mailing lists; the claim is that *you* opted in.
 const CONSENT = /\b(?:your (?:e-?mail )?address (?:was|has been) (?:obtained|collected|submitted)|you (?:signed up|requested|agreed) to receive|you (?:have |had )?opted[- ]in)\b/i;
 /** The sender explains where it found the recipient's address: mail nobody asked for. */

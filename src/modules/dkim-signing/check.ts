@@ -2,6 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { getDomain } from 'tldts';
 import type { Task } from '../../plugin-api/index.js';
+import { signingInput } from '../shared/auth-message.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import type { DkimSigningConfig } from './config.js';
 import type { KeyStore } from './keys.js';
@@ -42,7 +43,8 @@ export function makeSigningCheck(cfg: DkimSigningConfig, keys: KeyStore): (task:
       canonicalization: cfg.canonicalization,
       ...(cfg.sign_headers.length > 0 ? { headerList: cfg.sign_headers } : {}),
     };
-    const r = await dkimSign(task.raw, { ...data, signatureData: [data] });
+    // mailauth reads the header block it is given in full: it gets the capped one (signingInput).
+    const r = await dkimSign(signingInput(task), { ...data, signatureData: [data] });
     if (r.errors.length > 0 || !r.signatures.startsWith('DKIM-Signature:')) {
       task.log.warn('DKIM signing failed', { domain, error: r.errors[0]?.message });
       return;

@@ -1,5 +1,6 @@
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { Task } from '../../plugin-api/index.js';
+import { authInput, MAX_DKIM_BODY_HASHES, type AuthInput } from '../shared/auth-message.js';
 import { AUTH_CACHE, skipAuth, trackedResolver } from '../shared/auth-results.js';
 import type { AuthResultValue, DkimOutcome, DkimSignatureOutcome } from '../shared/auth-results.js';
 import type { DkimConfig } from './config.js';
@@ -29,8 +30,10 @@ export function makeDkimCheck(config: DkimConfig): (task: Task) => Promise<void>
       task.insert('R_DKIM_NA');
       return;
     }
+    const input = authInput(task, config.max_sigs);
+    if (input.signaturesKept < input.signatures) reportSkipped(task, input, config.max_sigs);
     const resolver = trackedResolver(task);
-    const r = await dkimVerify(task.raw, { resolver: resolver as never, minBitLength: config.min_key_bits, ...(task.envelopeFrom?.address ? { sender: task.envelopeFrom.address } : {}) });
+    const r = await dkimVerify(input.raw, { resolver: resolver as never, minBitLength: config.min_key_bits, ...(task.envelopeFrom?.address ? { sender: task.envelopeFrom.address } : {}) });
     const signatures: DkimSignatureOutcome[] = [];
     for (const res of r.results ?? []) {
       if (res.status.result === 'none') continue;
@@ -45,4 +48,15 @@ export function makeDkimCheck(config: DkimConfig): (task: Task) => Promise<void>
     task.cache.set(AUTH_CACHE.dkim, outcome);
     if (signatures.length === 0) task.insert('R_DKIM_NA');
   };
+}
+
+/** Signatures past the caps were not verified: an option on DKIM_SIGS_SKIPPED and a log line say how many. */
+function reportSkipped(task: Task, input: AuthInput, maxSigs: number): void {
+  const skipped = input.signatures - input.signaturesKept;
+  // Past MAX_HEADERS the header block was not read, so there may be more than were counted.
+  const more = input.headersDropped ? '+' : '';
+  const otherBody = input.signaturesOtherBody > 0 ? `; ${input.signaturesOtherBody} of a body canonicalization past the first ${MAX_DKIM_BODY_HASHES}` : '';
+  const text = `${skipped}${more} signatures not checked (max_sigs ${maxSigs}${otherBody})`;
+  task.insert('DKIM_SIGS_SKIPPED', 1, text);
+  task.log.info(`dkim: ${text}`, { signatures: input.signatures, checked: input.signaturesKept, maxSigs, headersCut: input.headersDropped });
 }

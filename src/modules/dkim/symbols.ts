@@ -8,4 +8,6 @@ export const DKIM_SYMBOLS: Record<string, SymbolDef> = {
   R_DKIM_PERMFAIL: { score: 0.0, group: 'policies', description: 'DKIM verification hard-failed (invalid)' },
   R_DKIM_NA: { score: 0.0, group: 'policies', description: 'Missing DKIM signature' },
   DKIM_TRACE: { score: 0.0, group: 'policies', description: 'DKIM trace symbol' },
+  // mailsift's own: Rspamd stops at max_sigs with only a log line.
+  DKIM_SIGS_SKIPPED: { score: 0.0, group: 'policies', description: 'DKIM signatures past max_sigs (or of a third body canonicalization) were not verified' },
 };

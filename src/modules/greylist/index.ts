@@ -12,6 +12,7 @@ import { GreylistConfig } from './config.js';
 import { greylistKeys } from './keys.js';
 import type { GreylistKeys } from './keys.js';
 import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
+import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
 
 export const GREYLIST_SYMBOLS: Record<string, SymbolDef> = {
   GREYLIST_NEW: { score: 0, group: 'greylist', description: 'Message greylisted: first delivery attempt of this triplet' },
@@ -39,14 +40,14 @@ function skipReason(task: Task, cfg: GreylistConfig, whiteIp: MapHandle | undefi
   return undefined;
 }
 
-async function check(task: Task, cfg: GreylistConfig, kv: KvStore, whiteIp: MapHandle | undefined, whiteDomains: ReadonlySet<string>): Promise<void> {
+async function check(task: Task, cfg: GreylistConfig, kv: KvStore, whiteIp: MapHandle | undefined, whiteDomains: ReadonlySet<string>, outage: StoreOutage): Promise<void> {
   if (skipReason(task, cfg, whiteIp, whiteDomains)) return;
   const keys = greylistKeys(task, cfg);
   let stored: Array<Buffer | undefined>;
   try {
     stored = await Promise.all([kv.get(keys.body), kv.get(keys.meta)]);
   } catch (e) {
-    task.log.warn('greylist: store unavailable, not greylisting', { error: (e as Error).message });
+    outage(task, 'not greylisting', e);
     return;
   }
   const times = stored.filter((b): b is Buffer => b !== undefined).map((b) => Number(b.toString()));
@@ -62,7 +63,7 @@ async function check(task: Task, cfg: GreylistConfig, kv: KvStore, whiteIp: MapH
 /** Actions the score alone may select for which greylisting applies (not no action, not reject). */
 const GREYLISTED_ACTIONS = new Set(['greylist', 'add header', 'rewrite subject']);
 
-async function save(task: Task, cfg: GreylistConfig, kv: KvStore): Promise<void> {
+async function save(task: Task, cfg: GreylistConfig, kv: KvStore, outage: StoreOutage): Promise<void> {
   const seen = task.cache.get(CACHE_KEY) as Seen | undefined;
   if (!seen) return;
   const v = task.verdict();
@@ -85,7 +86,7 @@ async function save(task: Task, cfg: GreylistConfig, kv: KvStore): Promise<void>
       await Promise.all([kv.set(seen.keys.body, String(now), ttl), kv.set(seen.keys.meta, String(now), ttl)]);
     }
   } catch (e) {
-    task.log.warn('greylist: store unavailable, not greylisting', { error: (e as Error).message });
+    outage(task, 'not greylisting', e);
     return;
   }
   task.insert(seen.firstSeen === undefined ? 'GREYLIST_NEW' : 'GREYLIST', 1, ['greylisted', until]);
@@ -106,12 +107,13 @@ export const greylistModule = defineModule<GreylistConfig>({
     if (!kv) return;
     const whiteIp = await networksMap(ctx, cfg.whitelisted_ip, 'greylist whitelisted_ip');
     const whiteDomains = new Set(cfg.whitelist_domains.map((d) => d.toLowerCase()));
+    const outage = storeOutageLog(ctx.log, 'greylist');
     ctx.symbol({
       name: 'GREYLIST_CHECK',
       stage: 'prefilters',
       flags: ['coro', 'nostat'],
       inserts: ['GREYLIST_PASS'],
-      check: (task) => check(task, cfg, kv, whiteIp, whiteDomains),
+      check: (task) => check(task, cfg, kv, whiteIp, whiteDomains, outage),
     });
     ctx.symbol({
       name: 'GREYLIST_SAVE',
@@ -119,7 +121,7 @@ export const greylistModule = defineModule<GreylistConfig>({
       priority: -10,
       flags: ['coro', 'nostat'],
       inserts: ['GREYLIST_NEW', 'GREYLIST'],
-      check: (task) => save(task, cfg, kv),
+      check: (task) => save(task, cfg, kv, outage),
     });
   },
 });

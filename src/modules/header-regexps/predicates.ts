@@ -1,15 +1,44 @@
 // Building blocks of Rspamd's regexp rules (rules/regexp/headers.lua): a header regexp over the
 // decoded value (`H`) or the raw value (`X`), header presence, and a few message functions.
 // Each predicate is a closure compiled once at module setup.
+import { isBlank } from '../../message/blank.js';
 import type { Task } from '../../plugin-api/index.js';
 
 export type Pred = (task: Task) => boolean;
 
+/** A regexp, or a test written out where the regexp's backtracking would be quadratic. */
+export interface Matcher {
+  test(value: string): boolean;
+}
+
 /** Any header of that name whose decoded value matches (Rspamd `Name=/re/H`). */
-export const hdr = (name: string, re: RegExp): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.value));
+export const hdr = (name: string, re: Matcher): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.value));
 
 /** Any header of that name whose raw value (folding kept) matches (Rspamd `Name=/re/X`). */
-export const rawHdr = (name: string, re: RegExp): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.raw.replace(/^[ \t]+/, '')));
+export const rawHdr = (name: string, re: Matcher): Pred => (task) => task.message.headers.get(name).some((h) => re.test(h.raw.replace(/^[ \t]+/, '')));
+
+const NON_BLANK_RUN = /\S+/g;
+
+/**
+ * `/=\?\S+\?B\?/i` (or `?Q?`): in some run of non-blanks, `=?`, at least one character, then
+ * `?B?`. Checked from the run's first `=?` (a later one cannot do better); the regexp retried
+ * from every `=?` to the run's end, quadratic on a value of `=?=?=?…`.
+ */
+export function encodedWordStart(letter: 'B' | 'Q'): Matcher {
+  const marker = `?${letter}?`;
+  return {
+    test(value) {
+      if (value.indexOf('=?') < 0) return false;
+      NON_BLANK_RUN.lastIndex = 0;
+      for (let m = NON_BLANK_RUN.exec(value); m; m = NON_BLANK_RUN.exec(value)) {
+        const run = m[0];
+        const at = run.indexOf('=?');
+        if (at >= 0 && run.toUpperCase().indexOf(marker, at + 3) >= 0) return true;
+      }
+      return false;
+    },
+  };
+}
 
 export const exists = (name: string): Pred => (task) => task.message.headers.has(name);
 
@@ -49,3 +78,72 @@ export const bodyText = (re: RegExp): Pred => (task) =>
 
 /** The whole of some text part is one long token: a tracker string to skew statistics. */
 export const trackerOnlyPart = (re: RegExp): Pred => (task) => task.message.textParts.some((p) => re.test(p.utf8));
+
+/** What `.` refuses besides the `\n` that ends a line. */
+const NOT_DOT = /[\r\u2028\u2029]/;
+
+/**
+ * `^\s*(.+\n)*X` (X not starting with a blank) written out: X at the end of the leading blanks,
+ * or right after a line break reached through lines `.+` can match, the first of which may start
+ * anywhere the leading blanks reach. The regexp backtracked between `\s*` and `(.+\n)*` over every
+ * line: 64 KiB of ` \n` cost it seconds. One pass over the lines, X tried where it may start.
+ */
+export function afterLines(x: RegExp): Matcher {
+  const sticky = new RegExp(x.source, `${x.flags.replace(/[gy]/g, '')}y`);
+  const at = (value: string, q: number): boolean => {
+    sticky.lastIndex = q;
+    return sticky.test(value);
+  };
+  return {
+    test(value) {
+      const n = value.length;
+      let w = 0;
+      while (w < n && isBlank(value.charCodeAt(w))) w++;
+      if (at(value, w)) return true;
+      // Whether the line starting at `a` continues a run of lines `(.+\n)*` matched.
+      let reached = false;
+      for (let a = 0, b = value.indexOf('\n'); b >= 0; a = b + 1, b = value.indexOf('\n', a)) {
+        const line = value.slice(a, b);
+        const bad = Math.max(line.lastIndexOf('\r'), line.lastIndexOf('\u2028'), line.lastIndexOf('\u2029'));
+        const good = b > a && bad < 0;
+        // The run may open with this line's tail after its last refused character, when `\s*`
+        // reaches that far (everything before is blank).
+        const opens = a <= w && Math.max(a, a + bad + 1) <= Math.min(w, b - 1);
+        reached = opens || (reached && good);
+        if (reached && at(value, b + 1)) return true;
+      }
+      return false;
+    },
+  };
+}
+
+/**
+ * `from \[(ip)\].*\n(.+\n)*\s*from \1 by \S+;\s+<date>$` written out (the regexp, unanchored,
+ * retried from every `from [` over every following line). The closing `from ip by …` can only be
+ * the value's last `from `; the opening `from [ip]` does best as the last one before the blanks
+ * ahead of it; then its line and the lines after it must reach a line break inside those blanks.
+ */
+export function openedAndClosedBy(tail: RegExp): Matcher {
+  return {
+    test(value) {
+      const k = value.lastIndexOf('from ');
+      if (k < 0) return false;
+      const closing = tail.exec(value.slice(k));
+      if (!closing) return false;
+      let w = k;
+      while (w > 0 && isBlank(value.charCodeAt(w - 1))) w--;
+      const open = `from [${closing[1]}]`;
+      const s = value.lastIndexOf(open, w - open.length);
+      if (s < 0) return false;
+      let a = s + open.length;
+      for (;;) {
+        const b = value.indexOf('\n', a);
+        if (b < 0 || b >= k) return false;
+        // The opening line's rest may be empty (`.*`), a later line not (`.+`).
+        if ((a !== s + open.length && b === a) || NOT_DOT.test(value.slice(a, b))) return false;
+        if (b >= w) return true;
+        a = b + 1;
+      }
+    },
+  };
+}

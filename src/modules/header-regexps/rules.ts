@@ -1,14 +1,34 @@
 // Rspamd 3.4's header regexp rules (rules/regexp/headers.lua), each a predicate over the message.
 // The regexps keep Rspamd's meaning; they are written here for JavaScript's engine.
-import { all, any, bodyText, exists, hasHtmlPart, hdr, htmlTag, not, onlyHtml, rawHdr, recipientsSorted, trackerOnlyPart, type Pred } from './predicates.js';
+import { afterLines, all, any, bodyText, encodedWordStart, exists, hasHtmlPart, hdr, htmlTag, not, onlyHtml, openedAndClosedBy, rawHdr, recipientsSorted, trackerOnlyPart, type Matcher, type Pred } from './predicates.js';
 
 /** 8-bit or control bytes: a value with them needs MIME encoding, one without does not. */
 const NEEDS_MIME = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]/;
-const B64_WORD = /=\?\S+\?B\?/i;
-const QP_WORD = /=\?\S+\?Q\?/i;
+const B64_WORD = encodedWordStart('B');
+const QP_WORD = encodedWordStart('Q');
+
+/**
+ * /<mailto:(?:leave-\S+|\S+-unsubscribe)@\S+>$/ written out. Everything from `<mailto:` to the end
+ * is non-blank, so only the value's last run of non-blanks can hold a match, and its first
+ * `<mailto:` (or `<mailto:leave-`) does best, as does the last `-unsubscribe@` or `@` after it;
+ * the regexp retried from every `<mailto:` to the end.
+ */
+export const LEAVE_OR_UNSUBSCRIBE: Matcher = {
+  test(value) {
+    if (!value.endsWith('>')) return false;
+    const run = value.slice(value.search(/\S+$/));
+    const start = run.indexOf('<mailto:');
+    if (start < 0) return false;
+    const end = run.length - 1;
+    const leave = run.indexOf('<mailto:leave-', start);
+    if (leave >= 0 && run.lastIndexOf('@', end - 2) >= leave + 15) return true;
+    const unsub = run.lastIndexOf('-unsubscribe@', end - 14);
+    return unsub >= start + 9;
+  },
+};
 
 /** Raw value is encoded although the decoded one is plain 7-bit (FROM_EXCESS_BASE64 and kin). */
-const excess = (name: string, word: RegExp): Pred => all(rawHdr(name, word), not(hdr(name, NEEDS_MIME)));
+const excess = (name: string, word: Matcher): Pred => all(rawHdr(name, word), not(hdr(name, NEEDS_MIME)));
 
 const yahooBulk = hdr('Received', /from \[\S+\] by \S+\.(?:groups|scd|dcn)\.yahoo\.com with NNFMP/);
 const outlookMua = hdr('X-Mailer', /^Microsoft Outlook\b/);
@@ -17,7 +37,7 @@ const outlookMua = hdr('X-Mailer', /^Microsoft Outlook\b/);
 const oeMsgid1 = hdr('Message-Id', /^<?[A-Za-z0-9-]{7}[A-Za-z0-9]{20}@hotmail\.com>?$/m);
 const oeMsgid2 = hdr('Message-Id', /^<?(?:[0-9a-f]{8}|[0-9a-f]{12})\$[0-9a-f]{8}\$[0-9a-f]{8}@\S+>?$/);
 const unusableMsgid = any(
-  hdr('List-Unsubscribe', /<mailto:(?:leave-\S+|\S+-unsubscribe)@\S+>$/),
+  hdr('List-Unsubscribe', LEAVE_OR_UNSUBSCRIBE),
   hdr('Received', /\/CWT\/DCE\)/),
   hdr('Received', /iPlanet Messaging Server/),
   hdr('Message-Id', /^<?BAY\d+-DAV\d+[A-Z0-9]{25}@phx\.gbl?>$/),
@@ -65,7 +85,7 @@ const noInrYesRef = any(
   hdr('User-Agent', /^Xnews/),
 );
 
-const DATE_TAIL = String.raw`\w{3}, \d+ \w{3} 20\d\d \d\d:\d\d:\d\d [+-]\d\d\d0`;
+export const DATE_TAIL = String.raw`\w{3}, \d+ \w{3} 20\d\d \d\d:\d\d:\d\d [+-]\d\d\d0`;
 
 /** Rule name → predicate. Scores, groups and descriptions are in symbols.ts. */
 export const HEADER_REGEXP_RULES: Record<string, Pred> = {
@@ -107,7 +127,8 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   FORGED_MUA_SEAMONKEY_MSGID_UNKNOWN: all(uaSeamonkey, not(mozMsgidCommon), not(mozMsgid), not(unusableMsgid)),
   INVALID_MSGID: all(
     exists('Message-Id'),
-    not(any(hdr('Message-Id', /^<?[^<>\\ \t\n\r\x0b\x80-\xff]+@[^<>\\ \t\n\r\x0b\x80-\xff]+>?\s*$/), hdr('Message-Id', /\(.*\)/))),
+    // /\(.*\)/ as written; `[^()…]*` finds the same pairs without rescanning from every `(`.
+    not(any(hdr('Message-Id', /^<?[^<>\\ \t\n\r\x0b\x80-\xff]+@[^<>\\ \t\n\r\x0b\x80-\xff]+>?\s*$/), hdr('Message-Id', /\([^()\n\r\u2028\u2029]*\)/))),
   ),
   MIME_HEADER_CTYPE_ONLY: (task) => {
     const h = task.message.headers;
@@ -116,7 +137,8 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
     return !task.message.parts.some((p) => p.contentType.type === 'text/plain');
   },
   RATWARE_MS_HASH: all(
-    hdr('Message-Id', /[0-9a-f]{4,}\$[0-9a-f]{4,}\$[0-9a-f]{4,}@\S+/),
+    // Tried from the start of a hex run only: from inside one it fails the same way (quadratic).
+    hdr('Message-Id', /(?<![0-9a-f])[0-9a-f]{4,}\$[0-9a-f]{4,}\$[0-9a-f]{4,}@\S+/),
     not(hdr('X-MimeOLE', /^Produced By Microsoft MimeOLE/)),
     not(hdr('Received', /with Microsoft Exchange Server/)),
   ),
@@ -132,7 +154,8 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
     hdr('Received', /from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by \d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3} with/),
     hdr('Received', /from\s+\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\s+by\s+\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3};/),
   ),
-  REPTO_QUOTE_YAHOO: all(hdr('Reply-To', /".*"\s*</), any(fromYahoo, atYahooMsgid)),
+  // /".*"\s*</: the last quote before `"\s*<` will do, so `[^"…]*` matches the same values linearly.
+  REPTO_QUOTE_YAHOO: all(hdr('Reply-To', /"[^"\n\r\u2028\u2029]*"\s*</), any(fromYahoo, atYahooMsgid)),
   FAKE_REPLY_C: all(hdr('Subject', /^R[eE]:/), not(exists('References')), noInrYesRef, not(hdr('X-Mailer', /^Microsoft Outlook Express 6/))),
   MISSING_MIMEOLE: all(
     exists('X-MSMail-Priority'),
@@ -141,11 +164,13 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
     not(hdr('X-Mailer', /^Microsoft (?:Office )?Outlook 1[245]\.0/)),
   ),
   RCVD_ILLEGAL_CHARS: rawHdr('Received', /[\x80-\xff]/),
-  FORGED_GENERIC_RECEIVED: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by (([\w\d-]+\.)+[a-zA-Z]{2,6}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}); ${DATE_TAIL}`)),
-  FORGED_GENERIC_RECEIVED2: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by ([\w\d-]+\.)+[a-z]{2,6} id [\w\d]{12}; ${DATE_TAIL}`)),
-  FORGED_GENERIC_RECEIVED3: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*by \d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3} with SMTP id [a-zA-Z]{14}\.\d{13};[\r\n\s]*${DATE_TAIL} \(GMT\)`)),
-  FORGED_GENERIC_RECEIVED4: rawHdr('Received', new RegExp(String.raw`^\s*(.+\n)*from localhost by \S+;\s+${DATE_TAIL}[\s\r\n]*$`)),
-  FORGED_GENERIC_RECEIVED5: rawHdr('Received', new RegExp(String.raw`\s*from \[(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})\].*\n(.+\n)*\s*from \1 by \S+;\s+${DATE_TAIL}$`)),
+  // Rspamd's /^\s*(.+\n)*X/ and /\s*from \[(ip)\].*\n(.+\n)*\s*from \1 by …$/, written out in
+  // predicates.ts: as regexps they backtracked over every line (seconds per 64 KiB value).
+  FORGED_GENERIC_RECEIVED: rawHdr('Received', afterLines(new RegExp(String.raw`from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by (([\w\d-]+\.)+[a-zA-Z]{2,6}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}); ${DATE_TAIL}`))),
+  FORGED_GENERIC_RECEIVED2: rawHdr('Received', afterLines(new RegExp(String.raw`from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by ([\w\d-]+\.)+[a-z]{2,6} id [\w\d]{12}; ${DATE_TAIL}`))),
+  FORGED_GENERIC_RECEIVED3: rawHdr('Received', afterLines(new RegExp(String.raw`by \d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3} with SMTP id [a-zA-Z]{14}\.\d{13};[\r\n\s]*${DATE_TAIL} \(GMT\)`))),
+  FORGED_GENERIC_RECEIVED4: rawHdr('Received', afterLines(new RegExp(String.raw`from localhost by \S+;\s+${DATE_TAIL}[\s\r\n]*$`))),
+  FORGED_GENERIC_RECEIVED5: rawHdr('Received', openedAndClosedBy(new RegExp(String.raw`^from (\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}) by \S+;\s+${DATE_TAIL}$`))),
   INVALID_POSTFIX_RECEIVED: rawHdr('Received', / \(Postfix\) with ESMTP id [A-Z\d]+([\s\r\n]+for <\S+?>)?;[\s\r\n]*[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d\d\d\d \d\d:\d\d:\d\d [+-]\d\d\d\d$/),
   // Rspamd rules/regexp/misc.lua: the sender introduces itself by name or title.
   INTRODUCTION: bodyText(/\b(?:my name is\b|(?:i am|this is)\s+(?:mr|mrs|ms|miss|master|sir|prof(?:essor)?|d(?:octo)?r|rev(?:erend)?)(?:\.|\b))/i),

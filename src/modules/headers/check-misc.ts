@@ -1,5 +1,6 @@
 // Header-block structure and assorted header facts (MULTIPLE_UNIQUE_HEADERS, BROKEN_HEADERS,
 // MISSING_MIME_VERSION, R_BAD_CTE_7BIT, subject checks, list and priority headers).
+import { isAscii } from 'node:buffer';
 import type { Task } from '../../plugin-api/index.js';
 import { countBucket } from './util.js';
 
@@ -59,9 +60,9 @@ export function checkMimeVersion(task: Task): void {
 /** Transfer encodings whose raw form is pure ASCII even when the content is not. */
 const ASCII_SAFE_CTE = new Set(['8bit', 'base64', 'quoted-printable']);
 
+/** Native (isAscii): a byte loop in JS took a quarter of a second over a 40 MB part. */
 function hasEightBitBytes(buf: Buffer): boolean {
-  for (let i = 0; i < buf.length; i++) if (buf[i]! > 0x7f) return true;
-  return false;
+  return !isAscii(buf);
 }
 
 export function checkBadCte(task: Task): void {

@@ -1,6 +1,6 @@
 // The hfilter callback: HELO, client host name, envelope sender, recipients, Message-ID and
 // link-only bodies judged for plausibility (Rspamd's hfilter.lua).
-import type { Task, TextPart } from '../../plugin-api/index.js';
+import type { DnsResult, Task, TextPart } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import type { HfilterConfig } from './config.js';
 import { HELO_BAD_IP, HELO_BARE_IP, HELO_PATTERNS, HOST_PATTERNS, isFqdn, maxWeight } from './patterns.js';
@@ -23,9 +23,16 @@ async function checkHost(task: Task, host: string, suffix: Suffix, dns: boolean,
   if (!dns) return;
   const [a, aaaa] = await Promise.all([task.dns.a(name), task.dns.aaaa(name)]);
   if (a.ok || aaaa.ok) return;
+  // A lookup that failed (time-out, unreachable or failing resolver) says nothing about the
+  // host: only "no such name" / "no records" answers may count against the message.
+  if (!noAddress(task, name, a, aaaa)) return;
   // Neither A nor AAAA: the HELO cannot be the connecting address.
   if (ip) task.insert(`HFILTER_${suffix}_IP_A`, 1, name);
   const mx = await task.dns.mx(name);
+  if (!mx.ok && !negative(mx)) {
+    unknown(task, name, mx);
+    return;
+  }
   if (!mx.ok || mx.results.length === 0) {
     task.insert(`HFILTER_${suffix}_NORES_A_OR_MX`, 1, name);
     return;
@@ -35,9 +42,25 @@ async function checkHost(task: Task, host: string, suffix: Suffix, dns: boolean,
       const mxName = typeof r === 'object' && 'name' in r ? r.name : undefined;
       if (!mxName) return;
       const [ma, maaaa] = await Promise.all([task.dns.a(mxName), task.dns.aaaa(mxName)]);
-      if (!ma.ok && !maaaa.ok) task.insert(`HFILTER_${suffix}_NORESOLVE_MX`, 1, mxName);
+      if (!ma.ok && !maaaa.ok && noAddress(task, mxName, ma, maaaa)) task.insert(`HFILTER_${suffix}_NORESOLVE_MX`, 1, mxName);
     }),
   );
+}
+
+/** A DNS answer that the name has no such records (as opposed to a failed lookup). */
+function negative(r: DnsResult): boolean {
+  return !r.ok && (r.code === 'NXDOMAIN' || r.code === 'NODATA');
+}
+
+/** Both address lookups answered that there is no address; a failure of either is logged. */
+function noAddress(task: Task, name: string, a: DnsResult, aaaa: DnsResult): boolean {
+  if (negative(a) && negative(aaaa)) return true;
+  unknown(task, name, negative(a) ? aaaa : a);
+  return false;
+}
+
+function unknown(task: Task, name: string, r: DnsResult): void {
+  task.log.debug('hfilter: DNS lookup failed; host not judged', { name, error: r.ok ? undefined : r.error });
 }
 
 function checkUrlOnly(task: Task): void {

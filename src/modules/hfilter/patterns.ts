@@ -27,7 +27,8 @@ export const HOST_PATTERNS: Array<[RegExp, number]> = [
   }),
   [/[.-]clients?[.-]/i, 1],
   [/clients?[.-][0-9]{2,}/i, 5],
-  [/[0-9]{3,}[.-]?clients?/i, 5],
+  // From the start of a digit run only: from inside one it fails the same way (quadratic).
+  [/(?<![0-9])[0-9]{3,}[.-]?clients?/i, 5],
 ];
 
 /** HELO names no mail server on the Internet uses: no dot, LAN defaults, private suffixes. */

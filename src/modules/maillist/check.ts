@@ -8,9 +8,24 @@ type Get = (name: string) => string | undefined;
 const MAILTO_START = /^<mailto:/;
 const EZMLM_SUB = /<mailto:[a-zA-Z.-]+-subscribe@/;
 const EZMLM_UNSUB = /<mailto:[a-zA-Z.-]+-unsubscribe@/;
-const MAILMAN_SUB = /<mailto:.*=subscribe>/;
-const MAILMAN_UNSUB = /<mailto:.*=unsubscribe>/;
-const ANGLE = /<.+>/;
+const LINE_END = /[\n\r\u2028\u2029]/;
+
+/**
+ * `/<first>.*<then>/` (`.` stopping at line ends) written out: some line holds `first` and, after
+ * it, `then`. The regexps retried `.*` from every `<` or `<mailto:` to the end of the value,
+ * quadratic on a header of thousands of them.
+ */
+function inOrder(first: string, then: string, gap = 0): (value: string) => boolean {
+  return (value) => value.split(LINE_END).some((line) => {
+    const at = line.indexOf(first);
+    return at >= 0 && line.indexOf(then, at + first.length + gap) >= 0;
+  });
+}
+
+const MAILMAN_SUB = { test: inOrder('<mailto:', '=subscribe>') };
+const MAILMAN_UNSUB = { test: inOrder('<mailto:', '=unsubscribe>') };
+/** /<.+>/: a `<`, at least one character, then a `>`. */
+const ANGLE = { test: inOrder('<', '>', 1) };
 
 function isBulkOrList(p: string | undefined): boolean {
   return p === 'bulk' || p === 'list';

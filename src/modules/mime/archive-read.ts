@@ -14,16 +14,27 @@ export interface ArchiveListing {
   members: ArchiveMember[];
   /** The archive (or its header) is encrypted: member names may be unreadable. */
   encrypted: boolean;
+  /** More members than the limit: the rest were not read. */
+  truncated?: boolean;
 }
 
 /** Members read at most per archive: bounds the work a crafted central directory can cause. */
 export const MAX_ARCHIVE_MEMBERS = 1000;
+/**
+ * `kName` candidates decoded per 7z header. Each is checked cheaply first, but a header of
+ * 0x11 bytes each followed by a length to the end decoded the rest of the header from every one
+ * of them: a 400 KB header ran for minutes.
+ */
+const MAX_7Z_NAME_CANDIDATES = 16;
+/** Bytes of one 7z `kName` property decoded: a thousand names of a hundred UTF-16 characters fit. */
+const MAX_7Z_NAMES_BYTES = 256 * 1024;
+/** The ZIP end record's signature, searched for natively from the end. */
+const ZIP_EOCD = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
 /** Longest member name kept; longer names are cut (they only feed extension checks). */
 const MAX_NAME_BYTES = 1024;
 /** The ZIP end record sits in the last 22 bytes plus a comment of at most 65535 bytes. */
 const ZIP_EOCD_SEARCH = 22 + 0xffff;
 
-const ZIP_EOCD_SIG = 0x06054b50;
 const ZIP_CDIR_SIG = 0x02014b50;
 const RAR4_SIG = Buffer.from('Rar!\x1a\x07\x00', 'latin1');
 const RAR5_SIG = Buffer.from('Rar!\x1a\x07\x01\x00', 'latin1');
@@ -39,11 +50,13 @@ export function sniffArchive(b: Buffer): ArchiveFormat | undefined {
   return undefined;
 }
 
-export function readArchive(b: Buffer): ArchiveListing | undefined {
+/** Member names of the archive in `b`, at most `limit` (≤ MAX_ARCHIVE_MEMBERS) of them; undefined when it is none. */
+export function readArchive(b: Buffer, limit = MAX_ARCHIVE_MEMBERS): ArchiveListing | undefined {
+  const max = Math.max(0, Math.min(limit, MAX_ARCHIVE_MEMBERS));
   switch (sniffArchive(b)) {
-    case 'zip': return readZip(b);
-    case 'rar': return b.subarray(0, RAR5_SIG.length).equals(RAR5_SIG) ? readRar5(b) : readRar4(b);
-    case '7z': return read7z(b);
+    case 'zip': return readZip(b, max);
+    case 'rar': return b.subarray(0, RAR5_SIG.length).equals(RAR5_SIG) ? readRar5(b, max) : readRar4(b, max);
+    case '7z': return read7z(b, max);
     default: return undefined;
   }
 }
@@ -51,19 +64,16 @@ export function readArchive(b: Buffer): ArchiveListing | undefined {
 const name = (b: Buffer, start: number, len: number, utf8: boolean): string =>
   b.toString(utf8 ? 'utf8' : 'latin1', start, start + Math.min(len, MAX_NAME_BYTES));
 
-function readZip(b: Buffer): ArchiveListing {
+function readZip(b: Buffer, max: number): ArchiveListing {
   const out: ArchiveListing = { format: 'zip', members: [], encrypted: false };
-  let eocd = -1;
-  for (let i = b.length - 22; i >= Math.max(0, b.length - ZIP_EOCD_SEARCH); i--) {
-    if (b.readUInt32LE(i) === ZIP_EOCD_SIG) {
-      eocd = i;
-      break;
-    }
-  }
-  if (eocd < 0) return out;
+  if (b.length < 22) return out;
+  // The last end record within the search window (a comment may follow it).
+  const eocd = b.lastIndexOf(ZIP_EOCD, b.length - 22);
+  if (eocd < 0 || eocd < b.length - ZIP_EOCD_SEARCH) return out;
   const count = b.readUInt16LE(eocd + 10);
+  if (count > max) out.truncated = true;
   let p = b.readUInt32LE(eocd + 16);
-  for (let n = 0; n < Math.min(count, MAX_ARCHIVE_MEMBERS); n++) {
+  for (let n = 0; n < Math.min(count, max); n++) {
     if (p + 46 > b.length || b.readUInt32LE(p) !== ZIP_CDIR_SIG) break;
     const flags = b.readUInt16LE(p + 8);
     const nameLen = b.readUInt16LE(p + 28);
@@ -79,10 +89,14 @@ function readZip(b: Buffer): ArchiveListing {
   return out;
 }
 
-function readRar4(b: Buffer): ArchiveListing {
+function readRar4(b: Buffer, max: number): ArchiveListing {
   const out: ArchiveListing = { format: 'rar', members: [], encrypted: false };
   let p = RAR4_SIG.length;
-  while (p + 7 <= b.length && out.members.length < MAX_ARCHIVE_MEMBERS) {
+  while (p + 7 <= b.length) {
+    if (out.members.length >= max) {
+      out.truncated = true;
+      break;
+    }
     const type = b[p + 2]!;
     const flags = b.readUInt16LE(p + 3);
     const headSize = b.readUInt16LE(p + 5);
@@ -124,10 +138,14 @@ function vint(b: Buffer, p: number): [number, number] | undefined {
   return undefined;
 }
 
-function readRar5(b: Buffer): ArchiveListing {
+function readRar5(b: Buffer, max: number): ArchiveListing {
   const out: ArchiveListing = { format: 'rar', members: [], encrypted: false };
   let p = RAR5_SIG.length;
-  while (p + 4 < b.length && out.members.length < MAX_ARCHIVE_MEMBERS) {
+  while (p + 4 < b.length) {
+    if (out.members.length >= max) {
+      out.truncated = true;
+      break;
+    }
     const size = vint(b, p + 4); // after the header CRC32
     if (!size) break;
     const [headSize, body] = size;
@@ -217,7 +235,7 @@ function num7z(b: Buffer, p: number): [number, number] | undefined {
   return [v, p + 1 + extra];
 }
 
-function read7z(b: Buffer): ArchiveListing {
+function read7z(b: Buffer, max: number): ArchiveListing {
   const out: ArchiveListing = { format: '7z', members: [], encrypted: false };
   if (b.length < 32) return out;
   const offset = Number(b.readBigUInt64LE(12));
@@ -232,26 +250,39 @@ function read7z(b: Buffer): ArchiveListing {
   }
   if (header[0] !== 0x01) return out;
   if (header.includes(SEVENZIP_AES)) out.encrypted = true;
-  out.members = sevenZipNames(header);
+  const names = sevenZipNames(header);
+  out.members = names.length > max ? names.slice(0, max) : names;
+  if (names.length > max || names.truncated) out.truncated = true;
   return out;
 }
 
 /**
  * Names from a plain 7z header: the kName property (0x11) of kFilesInfo holds an `external` byte
  * (0) and zero-terminated UTF-16LE names. Candidates are tried where they parse exactly to the end
- * of the property, so a stray 0x11 byte elsewhere in the header is not taken for it.
+ * of the property, so a stray 0x11 byte elsewhere in the header is not taken for it. At most
+ * MAX_7Z_NAME_CANDIDATES are decoded, each up to MAX_7Z_NAMES_BYTES (`truncated`: names were cut).
  */
-function sevenZipNames(h: Buffer): ArchiveMember[] {
-  for (let i = h.indexOf(0x11); i >= 0; i = h.indexOf(0x11, i + 1)) {
+function sevenZipNames(h: Buffer): ArchiveMember[] & { truncated?: boolean } {
+  let tried = 0;
+  for (let i = h.indexOf(0x11); i >= 0 && tried < MAX_7Z_NAME_CANDIDATES; i = h.indexOf(0x11, i + 1)) {
     const sz = num7z(h, i + 1);
     if (!sz) continue;
     const [len, at] = sz;
     if (len < 3 || at + len > h.length || h[at] !== 0 || (len - 1) % 2 !== 0) continue;
-    const text = h.subarray(at + 1, at + len).toString('utf16le');
-    if (!text.endsWith('\0')) continue;
-    const names = text.slice(0, -1).split('\0');
-    if (names.some((n) => n.length === 0)) continue;
-    return names.slice(0, MAX_ARCHIVE_MEMBERS).map((n) => ({ name: n.slice(0, MAX_NAME_BYTES), encrypted: false }));
+    // The names end with a UTF-16 NUL: checked on two bytes before anything is decoded.
+    if (h[at + len - 1] !== 0 || h[at + len - 2] !== 0) continue;
+    tried++;
+    const cut = len - 1 > MAX_7Z_NAMES_BYTES;
+    const text = h.subarray(at + 1, at + 1 + (cut ? MAX_7Z_NAMES_BYTES : len - 1)).toString('utf16le');
+    const names = text.split('\0');
+    // Without the cut the text ends with the NUL (an empty last piece); with it, a partial name.
+    names.pop();
+    if (names.length === 0 || names.some((n) => n.length === 0)) continue;
+    const members: ArchiveMember[] & { truncated?: boolean } = names
+      .slice(0, MAX_ARCHIVE_MEMBERS)
+      .map((n) => ({ name: n.slice(0, MAX_NAME_BYTES), encrypted: false }));
+    if (cut || names.length > MAX_ARCHIVE_MEMBERS) members.truncated = true;
+    return members;
   }
   return [];
 }

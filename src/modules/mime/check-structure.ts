@@ -26,14 +26,25 @@ export function checkHtmlOnly(task: Task): void {
 /** Anomalies that make a part's Content-Type unusable (Rspamd marks such parts broken). */
 const BROKEN_TYPE: ReadonlySet<MimeAnomaly> = new Set(['invalid_content_type', 'missing_boundary', 'boundary_not_found']);
 const BAD_ENCODING: ReadonlySet<MimeAnomaly> = new Set(['bad_base64', 'bad_qp', 'bad_transfer_encoding']);
-/** Weight of MIME_LIMITS_EXCEEDED when the URL cap is the only limit reached. */
-const URL_CAP_WEIGHT = 0.25;
-const LIMITS: ReadonlySet<MimeAnomaly> = new Set(['too_deep', 'too_many_parts', 'header_too_long', 'too_many_headers', 'too_many_urls']);
+/** Weight of MIME_LIMITS_EXCEEDED when only caps that honest mail reaches (SIZE_LIMITS) were hit. */
+const SIZE_CAP_WEIGHT = 0.25;
+const LIMITS: ReadonlySet<MimeAnomaly> = new Set([
+  'too_deep', 'too_many_parts', 'header_too_long', 'too_many_headers', 'too_many_urls', 'too_many_received',
+  'received_too_long', 'too_many_addresses', 'too_many_encoded_words', 'too_many_params', 'html_too_long', 'url_scan_truncated',
+]);
+/**
+ * Caps a link digest, a long mailing-list archive or a big newsletter reaches honestly: the URL
+ * caps and the text-size caps of the URL scan and the HTML renderer. Nesting, part, header,
+ * address and encoded-word caps are what evasive mail hits.
+ */
+const SIZE_LIMITS: ReadonlySet<MimeAnomaly> = new Set(['too_many_urls', 'url_scan_truncated', 'html_too_long']);
 
 export function checkAnomalies(task: Task): void {
   const found = task.message.anomalies;
-  if (found.size === 0 && !task.message.parts.some((p) => p.contentType.invalid)) return;
-  const pick = (set: ReadonlySet<MimeAnomaly>): string[] => [...found].filter((a) => set.has(a));
+  // A Received header longer than the parser reads is only known once the chain is parsed.
+  const longHop = !task.meta.raw && task.received.some((h) => h.truncated === true);
+  if (found.size === 0 && !longHop && !task.message.parts.some((p) => p.contentType.invalid)) return;
+  const pick = (set: ReadonlySet<MimeAnomaly>): MimeAnomaly[] => [...found].filter((a) => set.has(a));
   const broken = pick(BROKEN_TYPE);
   if (broken.length || task.message.parts.some((p) => p.contentType.invalid)) {
     task.insert('BROKEN_CONTENT_TYPE', 1, broken.length ? broken : ['invalid_content_type']);
@@ -41,9 +52,8 @@ export function checkAnomalies(task: Task): void {
   const enc = pick(BAD_ENCODING);
   if (enc.length) task.insert('MIME_BAD_ENCODING', 1, enc);
   const lim = pick(LIMITS);
-  // A link digest or a long mailing-list archive reaches the URL cap honestly; nesting, part and
-  // header limits are what evasive mail hits. The URL cap alone counts a quarter.
-  if (lim.length) task.insert('MIME_LIMITS_EXCEEDED', lim.length === 1 && lim[0] === 'too_many_urls' ? URL_CAP_WEIGHT : 1, lim);
+  if (longHop && !lim.includes('received_too_long')) lim.push('received_too_long');
+  if (lim.length) task.insert('MIME_LIMITS_EXCEEDED', lim.every((a) => SIZE_LIMITS.has(a)) ? SIZE_CAP_WEIGHT : 1, lim);
 }
 
 export function checkMixedBogus(task: Task): void {
@@ -61,6 +71,17 @@ export function checkMixedBogus(task: Task): void {
   task.insert('CTYPE_MIXED_BOGUS');
 }
 
+/**
+ * /filename=.+\.asc/ written out (`.` stops at line ends): a line with `filename=`, then at least
+ * one character, then `.asc`. The regexp retried `.+` from every `filename=` to the end.
+ */
+export function ascFilename(value: string): boolean {
+  return value.split(/[\n\r\u2028\u2029]/).some((line) => {
+    const at = line.indexOf('filename=');
+    return at >= 0 && line.indexOf('.asc', at + 10) >= 0;
+  });
+}
+
 export function checkMissingDisposition(task: Task): void {
   const parts = task.message.parts;
   for (const p of parts) {
@@ -68,7 +89,7 @@ export function checkMissingDisposition(task: Task): void {
     const cd = p.headers.first('content-disposition')?.value;
     if (cd !== undefined && /^attachment/i.test(cd)) continue;
     if (p.headers.has('content-id')) return;
-    if (parts.length > 1 && cd !== undefined && /filename=.+\.asc/.test(cd)) return;
+    if (parts.length > 1 && cd !== undefined && ascFilename(cd)) return;
     if (p.parent?.contentType.type === 'multipart/encrypted') return;
     task.insert('CTYPE_MISSING_DISPOSITION');
     return;

@@ -9,7 +9,7 @@ import {
   EXTENSION_TYPES,
   classifyType,
 } from './extensions.js';
-import { checkArchive } from './check-archives.js';
+import { checkArchive, MAX_ARCHIVE_MEMBERS_PER_MESSAGE, reportArchiveCuts, type ArchiveBudget } from './check-archives.js';
 
 /** Bidirectional overrides and invisible characters used to disguise a file name. */
 const OBSCURED_UNICODE = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
@@ -110,9 +110,11 @@ export function makeTypesCheck(config: MimeConfig): (task: Task) => void {
   };
   return (task) => {
     const parts = task.message.parts;
+    const budget: ArchiveBudget = { members: MAX_ARCHIVE_MEMBERS_PER_MESSAGE, cut: [] };
     for (let i = 0; i < parts.length; i++) {
       checkPartType(task, t, parts[i]!, i);
-      checkArchive(task, t, parts[i]!, i);
+      checkArchive(task, t, parts[i]!, i, budget);
     }
+    reportArchiveCuts(task, budget);
   };
 }

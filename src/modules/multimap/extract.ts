@@ -13,7 +13,10 @@ export interface Candidate {
   keys: string[];
 }
 
-const ADDRESS_RE = /[^\s<>"',;:()[\]]+@[^\s<>"',;:()[\]]+/g;
+// From the start of a token only: from inside one it fails the same way (quadratic over 1 MB).
+const ADDRESS_RE = /(?<![^\s<>"',;:()[\]])[^\s<>"',;:()[\]]+@[^\s<>"',;:()[\]]+/g;
+/** /\s*\r?\n\s*\/g from the start of a blank run only (a run without a line break failed from each of its characters). */
+const LINE_BREAK_RUN = /(?<!\s)\s*\n\s*/g;
 
 function addressesFromText(text: string): EmailAddress[] {
   const out: EmailAddress[] = [];
@@ -182,7 +185,7 @@ function contentCandidates(task: Task, filter: string | undefined): Candidate[] 
     case 'rawtext':
       return m.textParts.map((p) => ({ keys: [cap(p.part.content)] }));
     case 'oneline':
-      return m.textParts.map((p) => ({ keys: [p.text.slice(0, MAX_CONTENT_BYTES).replace(/\s*\r?\n\s*/g, ' ')] }));
+      return m.textParts.map((p) => ({ keys: [p.text.slice(0, MAX_CONTENT_BYTES).replace(LINE_BREAK_RUN, ' ')] }));
     default:
       return [{ keys: [cap(m.raw)] }];
   }

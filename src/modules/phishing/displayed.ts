@@ -78,7 +78,8 @@ export function phishedLink(href: string, text: string): PhishedLink | undefined
   if (t.length < MIN_TEXT) return undefined;
   const m = URL_AT_START.exec(t);
   if (!m) return undefined;
-  const shownUrl = m[0].replace(/[.,;:!?)\]]+$/, '');
+  // From the start of the trailing run only: from inside a run that does not end the text it fails (quadratic).
+  const shownUrl = m[0].replace(/(?<![.,;:!?)\]])[.,;:!?)\]]+$/, '');
   if (TRANSFER.test(href) !== (TRANSFER.test(shownUrl) || !/^[a-z][a-z0-9+.-]*:/i.test(shownUrl))) return undefined;
   const real = parse(href);
   const shown = parse(shownUrl);

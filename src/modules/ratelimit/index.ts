@@ -10,6 +10,7 @@ import type { BucketConfig } from './config.js';
 import { addToBucket, leaked, readBucket } from './bucket.js';
 import { hashKey, selectorParts } from './keys.js';
 import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
+import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
 
 export const RATELIMIT_SYMBOLS: Record<string, SymbolDef> = {
   RATELIMITED: { score: 0, group: 'ratelimit', description: 'A rate limit bucket overflowed' },
@@ -43,7 +44,7 @@ function plan(task: Task, cfg: RatelimitConfig, whitelistIp: MapHandle | undefin
   return out;
 }
 
-async function check(task: Task, cfg: RatelimitConfig, kv: KvStore, whitelistIp: MapHandle | undefined): Promise<void> {
+async function check(task: Task, cfg: RatelimitConfig, kv: KvStore, whitelistIp: MapHandle | undefined, outage: StoreOutage): Promise<void> {
   const planned = plan(task, cfg, whitelistIp);
   task.cache.set(CACHE_KEY, planned);
   const now = Date.now();
@@ -53,7 +54,7 @@ async function check(task: Task, cfg: RatelimitConfig, kv: KvStore, whitelistIp:
       level = leaked(await readBucket(kv, p.key), p.bucket.rate, now);
     } catch (e) {
       // A store that is down lets mail through: a scan never fails on it (DESIGN point 8).
-      task.log.warn('ratelimit: store unavailable, bucket not checked', { bucket: p.name, error: (e as Error).message });
+      outage(task, `bucket ${p.name} not checked`, e);
       return;
     }
     if (level + 1 <= p.bucket.burst) continue;
@@ -68,7 +69,7 @@ async function check(task: Task, cfg: RatelimitConfig, kv: KvStore, whitelistIp:
   }
 }
 
-async function update(task: Task, cfg: RatelimitConfig, kv: KvStore): Promise<void> {
+async function update(task: Task, cfg: RatelimitConfig, kv: KvStore, outage: StoreOutage): Promise<void> {
   const planned = task.cache.get(CACHE_KEY) as Planned[] | undefined;
   if (!planned || planned.length === 0) return;
   const action = task.verdict().action;
@@ -78,7 +79,7 @@ async function update(task: Task, cfg: RatelimitConfig, kv: KvStore): Promise<vo
   try {
     await Promise.all(planned.map((p) => addToBucket(kv, p.key, p.bucket.rate, now, ttl)));
   } catch (e) {
-    task.log.warn('ratelimit: store unavailable, buckets not updated', { error: (e as Error).message });
+    outage(task, 'buckets not updated', e);
   }
 }
 
@@ -95,6 +96,7 @@ export const ratelimitModule = defineModule<RatelimitConfig>({
     const kv = kvOrDisable(ctx, 'ratelimit');
     if (!kv) return;
     const whitelistIp = await networksMap(ctx, cfg.whitelisted_ip, 'ratelimit whitelisted_ip');
+    const outage = storeOutageLog(ctx.log, 'ratelimit');
     const infos = Object.values(cfg.rates).flatMap((b) => (b.info_symbol ? [b.info_symbol] : []));
     ctx.symbol({
       name: 'RATELIMIT_CHECK',
@@ -102,13 +104,13 @@ export const ratelimitModule = defineModule<RatelimitConfig>({
       priority: 5,
       flags: ['coro', 'nostat'],
       inserts: [cfg.symbol, ...infos],
-      check: (task) => check(task, cfg, kv, whitelistIp),
+      check: (task) => check(task, cfg, kv, whitelistIp, outage),
     });
     ctx.symbol({
       name: 'RATELIMIT_UPDATE',
       stage: 'idempotent',
       flags: ['coro', 'nostat', 'ignore_passthrough'],
-      check: (task) => update(task, cfg, kv),
+      check: (task) => update(task, cfg, kv, outage),
     });
   },
 });

@@ -7,6 +7,7 @@ import { hitsForAnswers } from './answers.js';
 import { collectRequests } from './candidates.js';
 import type { RblRequest, RuleMaps } from './candidates.js';
 import type { CompiledRule } from './compile.js';
+import type { OutageLog } from '../shared/outage-log.js';
 
 export interface PreparedRule { rule: CompiledRule; maps: RuleMaps }
 
@@ -95,14 +96,14 @@ class LookupBatch {
   }
 }
 
-function insertOutcome(task: Task, rule: CompiledRule, req: RblRequest, orig: string, o: Outcome, white: WhiteMap, labels: Set<string>): void {
+function insertOutcome(task: Task, rule: CompiledRule, req: RblRequest, orig: string, o: Outcome, white: WhiteMap, labels: Set<string>, failed: OutageLog): void {
   if (o.error !== undefined) {
     if (NOT_LISTED.has(o.code ?? '')) return;
     if (SILENT.has(o.code ?? '')) {
       task.log.debug('rbl lookup not made', { rule: rule.key, name: req.name, error: o.error });
       return;
     }
-    task.log.info('rbl lookup failed', { rule: rule.key, name: req.name, error: o.error });
+    failed(task, { rule: rule.key, name: req.name, error: o.error });
     task.insert(`${rule.symbol}_FAIL`, 1, `${orig}:${o.error}`);
     return;
   }
@@ -121,7 +122,7 @@ function insertOutcome(task: Task, rule: CompiledRule, req: RblRequest, orig: st
  * elements its whitelist lists found with groups that run after it. `inheritsWhitelist`: this
  * group waits for those elements before it looks anything up (see lateNeedsEarlyWhitelist).
  */
-export function makeRblCheck(rules: readonly PreparedRule[], timeoutSeconds: number, publishesWhitelist: boolean, inheritsWhitelist = !publishesWhitelist): (task: Task) => Promise<void> {
+export function makeRblCheck(rules: readonly PreparedRule[], timeoutSeconds: number, failed: OutageLog, publishesWhitelist: boolean, inheritsWhitelist = !publishesWhitelist): (task: Task) => Promise<void> {
   return async (task) => {
     let publish: ((w: WhiteMap) => void) | undefined;
     let inherited: WhiteMap = new Map();
@@ -133,14 +134,14 @@ export function makeRblCheck(rules: readonly PreparedRule[], timeoutSeconds: num
     }
     const white: WhiteMap = new Map(inherited);
     try {
-      await runRules(task, rules, timeoutSeconds, white, inherited);
+      await runRules(task, rules, timeoutSeconds, white, inherited, failed);
     } finally {
       publish?.(white);
     }
   };
 }
 
-async function runRules(task: Task, rules: readonly PreparedRule[], timeoutSeconds: number, white: WhiteMap, known: WhiteMap): Promise<void> {
+async function runRules(task: Task, rules: readonly PreparedRule[], timeoutSeconds: number, white: WhiteMap, known: WhiteMap, failed: OutageLog): Promise<void> {
   const batch = new LookupBatch(task);
   const planned = rules.map(({ rule, maps }) => {
     const reqs = [...(collectRequests(task, rule, maps, known)?.values() ?? [])];
@@ -152,7 +153,7 @@ async function runRules(task: Task, rules: readonly PreparedRule[], timeoutSecon
   for (const { rule, reqs } of planned) {
     if (!rule.isWhitelist) continue;
     for (const req of reqs) {
-      for (const p of batch.pairs(req)) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, req.labels);
+      for (const p of batch.pairs(req)) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, req.labels, failed);
     }
   }
   for (const { rule, reqs } of planned) {
@@ -160,7 +161,7 @@ async function runRules(task: Task, rules: readonly PreparedRule[], timeoutSecon
     for (const req of reqs) {
       const labels = rule.ignoreWhitelist ? req.labels : new Set([...req.labels].filter((l) => !white.get(req.orig)?.has(l)));
       if (labels.size === 0) continue;
-      for (const p of batch.pairs(req)) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, labels);
+      for (const p of batch.pairs(req)) insertOutcome(task, rule, req, p.orig, batch.outcome(p.name), white, labels, failed);
     }
   }
 }

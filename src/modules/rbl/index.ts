@@ -4,6 +4,7 @@ import { RblConfig } from './config.js';
 import { compileRules, needsLateRun } from './compile.js';
 import type { CompiledRule } from './compile.js';
 import { makeRblCheck } from './check.js';
+import { outageLog } from '../shared/outage-log.js';
 import type { PreparedRule } from './check.js';
 import { DEFAULT_RULES, DEFAULT_URL_WHITELIST } from './defaults.js';
 import { failSymbolDef, RBL_SYMBOLS } from './symbols.js';
@@ -84,6 +85,8 @@ export const rblModule = defineModule<RblConfig>({
     const early = prepared.filter((p) => !needsLateRun(p.rule));
     const late = prepared.filter((p) => needsLateRun(p.rule));
     const timeout = ctx.config.timeout;
+    // A resolver outage fails every list of every scan: one warning per period, not a line per lookup.
+    const failed = outageLog(ctx.log, 'rbl: DNS lookups failing, their lists get _FAIL symbols');
     const inserts = (ps: PreparedRule[]): string[] => [...new Set(ps.flatMap((p) => p.rule.resultSymbols))];
     if (early.length > 0) {
       ctx.symbol({
@@ -94,7 +97,7 @@ export const rblModule = defineModule<RblConfig>({
         flags: ['coro', 'empty'],
         timeout: timeout + SCHEDULER_GRACE_SECONDS,
         inserts: inserts(early),
-        check: makeRblCheck(early, timeout, true),
+        check: makeRblCheck(early, timeout, failed, true),
       });
     }
     if (late.length > 0) {
@@ -108,7 +111,7 @@ export const rblModule = defineModule<RblConfig>({
         flags: ['coro'],
         timeout: timeout + SCHEDULER_GRACE_SECONDS,
         inserts: inserts(late),
-        check: makeRblCheck(late, timeout, false, waitForEarly),
+        check: makeRblCheck(late, timeout, failed, false, waitForEarly),
       });
     }
     ctx.log.debug('rbl lists loaded', { lists: rules.map((r) => r.key) });

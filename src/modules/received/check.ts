@@ -1,6 +1,7 @@
 // Received-chain checks (Rspamd CHECK_RECEIVED, CHECK_RCVD, RCVD_HELO_USER, once_received,
 // PREVIOUSLY_DELIVERED). Hops come from task.received, top-most first.
-import type { ReceivedHop, Task } from '../../plugin-api/index.js';
+import type { MessageHeader, ReceivedHop, Task } from '../../plugin-api/index.js';
+import { MAX_RECEIVED_HOPS } from '../../message/limits.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import type { ReceivedConfig } from './config.js';
 
@@ -57,7 +58,7 @@ export function checkHeloUser(task: Task): void {
     task.insert('RCVD_HELO_USER');
     return;
   }
-  for (const h of task.message.headers.get('received')) {
+  for (const h of receivedHeaders(task)) {
     const r = h.value.toLowerCase();
     if (HELO_USER_FROM.test(r) || HELO_USER_PARAM.test(r)) {
       task.insert('RCVD_HELO_USER');
@@ -94,14 +95,41 @@ export function makeOnceReceivedCheck(config: ReceivedConfig): (task: Task) => v
   };
 }
 
-const FOR_ADDR = /\sfor\s<(.*?)>/;
+const FOR_OPEN = /\sfor\s</g;
+const LINE_END = /[\n\r\u2028\u2029]/;
+
+/**
+ * The address of the first ` for <…>` clause in `value` (what `/\sfor\s<(.*?)>/` finds, `.`
+ * stopping at line ends): the regexp retried its lazy run from every ` for <`, quadratic in a
+ * value of thousands of them (a second per 60 KiB header).
+ */
+export function forAddress(value: string): string | undefined {
+  FOR_OPEN.lastIndex = 0;
+  for (let m = FOR_OPEN.exec(value); m; m = FOR_OPEN.exec(value)) {
+    const start = m.index + m[0].length;
+    const gt = value.indexOf('>', start);
+    if (gt < 0) return undefined;
+    const inner = value.slice(start, gt);
+    const brk = inner.search(LINE_END);
+    if (brk < 0) return inner;
+    // A line end inside: no clause starting before it can close; look after it.
+    FOR_OPEN.lastIndex = start + brk;
+  }
+  return undefined;
+}
+
+/** The Received headers the chain is read from (MAX_RECEIVED_HOPS of them, as task.received). */
+function receivedHeaders(task: Task): readonly MessageHeader[] {
+  const all = task.message.headers.get('received');
+  return all.length > MAX_RECEIVED_HOPS ? all.slice(0, MAX_RECEIVED_HOPS) : all;
+}
 
 export function checkPreviouslyDelivered(task: Task): void {
   const m = task.message;
   const to = m.cc.length ? [...m.to, ...m.cc] : m.to;
   if (to.length === 0) return;
-  for (const h of m.headers.get('received')) {
-    const addr = FOR_ADDR.exec(h.value.toLowerCase())?.[1];
+  for (const h of receivedHeaders(task)) {
+    const addr = forAddress(h.value.toLowerCase());
     if (addr === undefined) continue;
     if (to.some((a) => a.address.toLowerCase() === addr)) task.insert('PREVIOUSLY_DELIVERED', 1, addr);
     return;

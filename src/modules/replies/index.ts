@@ -8,6 +8,7 @@ import type { KvStore, SymbolDef, Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import { RepliesConfig } from './config.js';
 import { kvOrDisable } from '../shared/policy-setup.js';
+import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
 
 export const REPLIES_SYMBOLS: Record<string, SymbolDef> = {
   REPLY: { score: -4.0, group: 'replies', description: 'Message is a reply to a message sent by one of our users' },
@@ -42,7 +43,7 @@ export function repliedIds(task: Task): string[] {
   return [...new Set([...irt, ...refs])].slice(0, MAX_REFERENCES);
 }
 
-async function check(task: Task, cfg: RepliesConfig, kv: KvStore): Promise<void> {
+async function check(task: Task, cfg: RepliesConfig, kv: KvStore, outage: StoreOutage): Promise<void> {
   if (isOutbound(task, cfg)) return;
   const ids = repliedIds(task);
   if (ids.length === 0) return;
@@ -51,7 +52,7 @@ async function check(task: Task, cfg: RepliesConfig, kv: KvStore): Promise<void>
     const hits = await Promise.all(ids.map((id) => kv.get(storeKey(cfg.key_prefix, id))));
     found = ids[hits.findIndex((v) => v !== undefined)];
   } catch (e) {
-    task.log.warn('replies: store unavailable', { error: (e as Error).message });
+    outage(task, 'replies not checked', e);
     return;
   }
   if (found === undefined) return;
@@ -59,14 +60,14 @@ async function check(task: Task, cfg: RepliesConfig, kv: KvStore): Promise<void>
   if (cfg.action) task.setPreResult({ action: cfg.action, message: cfg.message, module: 'replies' });
 }
 
-async function remember(task: Task, cfg: RepliesConfig, kv: KvStore): Promise<void> {
+async function remember(task: Task, cfg: RepliesConfig, kv: KvStore, outage: StoreOutage): Promise<void> {
   if (!isOutbound(task, cfg)) return;
   const id = task.message.messageId;
   if (!id) return;
   try {
     await kv.set(storeKey(cfg.key_prefix, id), '1', cfg.expire * 1000);
   } catch (e) {
-    task.log.warn('replies: store unavailable, Message-ID not saved', { error: (e as Error).message });
+    outage(task, 'Message-ID not saved', e);
   }
 }
 
@@ -78,18 +79,19 @@ export const repliesModule = defineModule<RepliesConfig>({
     const cfg = ctx.config;
     const kv = kvOrDisable(ctx, 'replies');
     if (!kv) return;
+    const outage = storeOutageLog(ctx.log, 'replies');
     ctx.symbol({
       name: 'REPLIES_CHECK',
       stage: 'prefilters',
       flags: ['coro', 'nostat'],
       inserts: [cfg.symbol],
-      check: (task) => check(task, cfg, kv),
+      check: (task) => check(task, cfg, kv, outage),
     });
     ctx.symbol({
       name: 'REPLIES_SET',
       stage: 'idempotent',
       flags: ['coro', 'nostat', 'ignore_passthrough'],
-      check: (task) => remember(task, cfg, kv),
+      check: (task) => remember(task, cfg, kv, outage),
     });
   },
 });

@@ -63,7 +63,12 @@ export interface TrackedResolver {
   tempfail: boolean;
 }
 
-const TEMP_CODES = new Set(['ETIMEOUT', 'ESERVFAIL', 'EREFUSED', 'ECONNREFUSED', 'ECANCELLED']);
+/**
+ * node:dns codes (as task.dns.nodeResolver throws them) of a lookup that failed rather than
+ * answered: time-out, server failure or refusal, a malformed or unsupported query, an unreachable
+ * resolver (ECONNREFUSED is how a network error is spelt), the task ending.
+ */
+const TEMP_CODES = new Set(['ETIMEOUT', 'ESERVFAIL', 'EREFUSED', 'EFORMERR', 'ENOTIMP', 'ECONNREFUSED', 'ECANCELLED']);
 
 export function trackedResolver(task: Task): TrackedResolver {
   const base = task.dns.nodeResolver;

@@ -41,6 +41,13 @@ const MAX_TCP_REPLY = 65_537;
 const SOCKETS_PER_SERVER = 4;
 /** Queries a UDP socket carries before it is replaced by one on a fresh source port. */
 const QUERIES_PER_SOCKET = 2048;
+/**
+ * After a socket to a server could not be connected (no route to it: ENETUNREACH,
+ * EADDRNOTAVAIL), queries to that server fail at once for this long instead of each opening a
+ * socket that fails the same way: a message makes dozens of lookups and each is tried up to
+ * retransmits + 1 times.
+ */
+const SERVER_DOWN_MS = 1000;
 
 export interface DnsAnswer {
   records: RecordData[];
@@ -50,7 +57,15 @@ export interface DnsAnswer {
 
 interface CacheEntry { expires: number; answer?: DnsAnswer; error?: DnsErrorCode }
 
-interface Server { host: string; port: number; family: 4 | 6; channels: UdpChannel[]; nextChannel: number }
+interface Server {
+  host: string;
+  port: number;
+  family: 4 | 6;
+  channels: UdpChannel[];
+  nextChannel: number;
+  /** Date.now() before which the server counts as unreachable (its last connect failed). */
+  downUntil: number;
+}
 
 interface PendingUdp {
   qname: string;
@@ -64,31 +79,44 @@ function transportError(code: DnsErrorCode): Error {
   return Object.assign(new Error(code), { dnsCode: code });
 }
 
-/** One long-lived UDP socket to one server, with the queries waiting on it by id. */
+/**
+ * One long-lived UDP socket to one server, with the queries waiting on it by id. Every way the
+ * socket can fail (connect, send, a later socket error) ends in #settle with a transport code:
+ * nothing here throws out of an event callback, and no query is left to its time-out when the
+ * socket already knows it cannot be answered.
+ */
 class UdpChannel {
   readonly #sock: dgram.Socket;
   readonly #server: Server;
   readonly #pending = new Map<number, PendingUdp>();
-  /** Queries made before the socket is connected, sent once it is. */
-  #queued: Buffer[] | undefined = [];
+  /** Queries made before the socket is connected (id and wire bytes), sent once it is. */
+  #queued: Array<{ id: number; query: Buffer }> | undefined = [];
   #uses = 0;
   #closed = false;
 
   constructor(server: Server) {
     this.#server = server;
     const sock = dgram.createSocket(server.family === 6 ? 'udp6' : 'udp4');
+    this.#sock = sock;
     // A worker's idle resolver must not keep its process alive.
     sock.unref();
     sock.on('error', () => this.#fail('NETWORK'));
     sock.on('message', (buf, rinfo) => this.#onMessage(buf, rinfo));
     // Connected: each send skips the address lookup, and the kernel drops datagrams from
     // anyone but the server.
-    sock.connect(server.port, server.host, () => {
+    sock.connect(server.port, server.host, (err?: Error) => {
       const queued = this.#queued ?? [];
       this.#queued = undefined;
-      for (const q of queued) this.#sock.send(q);
+      if (err) {
+        // No route to the server: sending would throw (the socket has no peer), so the queued
+        // queries fail now, as a network error, and the server is skipped for a moment.
+        server.downUntil = Date.now() + SERVER_DOWN_MS;
+        this.#fail('NETWORK');
+        return;
+      }
+      if (this.#closed) return;
+      for (const q of queued) this.#send(q.id, q.query);
     });
-    this.#sock = sock;
   }
 
   /** Still taking new queries: open, and not yet at its query budget. */
@@ -104,10 +132,25 @@ class UdpChannel {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.#settle(id, undefined, 'TIMEOUT'), timeoutMs);
       this.#pending.set(id, { qname, type, timer, resolve, reject });
-      // Without a callback a failed send surfaces as the socket's 'error' (#fail).
-      if (this.#queued) this.#queued.push(query);
-      else this.#sock.send(query);
+      if (this.#queued) this.#queued.push({ id, query });
+      else this.#send(id, query);
     });
+  }
+
+  /** Sends one query; a send that fails (at once or later) fails that query as a network error. */
+  #send(id: number, query: Buffer): void {
+    if (this.#closed) {
+      this.#settle(id, undefined, 'NETWORK');
+      return;
+    }
+    try {
+      this.#sock.send(query, (err) => {
+        if (err) this.#settle(id, undefined, 'NETWORK');
+      });
+    } catch {
+      // dgram throws synchronously on a socket without a peer or already closed.
+      this.#settle(id, undefined, 'NETWORK');
+    }
   }
 
   #onMessage(buf: Buffer, rinfo: dgram.RemoteInfo): void {
@@ -136,6 +179,7 @@ class UdpChannel {
   /** A socket error fails every query on it; the socket is dropped and a new one made later. */
   #fail(code: DnsErrorCode): void {
     this.#closed = true;
+    this.#queued = undefined;
     for (const id of [...this.#pending.keys()]) this.#settle(id, undefined, code);
     this.#closeIfSpent();
   }
@@ -171,7 +215,7 @@ function parseServer(s: string): Server {
   else if (s.split(':').length === 2) { const [h, p] = s.split(':'); host = h!; port = Number(p); }
   if (!net.isIP(host)) throw new Error(`DNS server must be an IP address: ${s}`);
   if (!(port > 0 && port < 65536)) throw new Error(`bad DNS server port: ${s}`);
-  return { host, port, family: net.isIPv6(host) ? 6 : 4, channels: [], nextChannel: 0 };
+  return { host, port, family: net.isIPv6(host) ? 6 : 4, channels: [], nextChannel: 0, downUntil: 0 };
 }
 
 export class DnsResolver {
@@ -222,13 +266,15 @@ export class DnsResolver {
       }
       this.#cache.delete(key);
     }
+    // Before a query is started: one started for nobody would reject with no handler, and an
+    // unhandled rejection ends the process.
+    if (signal?.aborted) return Promise.reject(new DnsError('CANCELLED', qname, type));
     let p = this.#inflight.get(key);
     if (!p) {
       p = this.#query(qname, type).finally(() => this.#inflight.delete(key));
       this.#inflight.set(key, p);
     }
     if (!signal) return p;
-    if (signal.aborted) return Promise.reject(new DnsError('CANCELLED', qname, type));
     return new Promise<DnsAnswer>((resolve, reject) => {
       const onAbort = (): void => reject(new DnsError('CANCELLED', qname, type));
       signal.addEventListener('abort', onAbort, { once: true });
@@ -254,6 +300,8 @@ export class DnsResolver {
         reply = await this.#udp(server, qname, type);
         if (reply.truncated) reply = await this.#tcp(server, qname, type);
       } catch (e) {
+        // A name the wire cannot carry (a label over 63 bytes once UTF-8 encoded) is no query.
+        if ((e as { code?: unknown }).code === 'DNS_WIRE_FORMAT') throw new DnsError('BADNAME', qname, type);
         lastError = (e as { dnsCode?: DnsErrorCode }).dnsCode ?? 'NETWORK';
         continue;
       }
@@ -263,6 +311,12 @@ export class DnsResolver {
       }
       if (reply.rcode === RCODE.FORMERR) throw new DnsError('FORMERR', qname, type);
       if (reply.rcode === RCODE.NOTIMP) throw new DnsError('NOTIMP', qname, type);
+      // Any other code (YXDOMAIN, NOTAUTH, BADVERS, …) is no answer either: read as "no records"
+      // it would be cached as a negative answer, and a DNS list would read "not listed".
+      if (reply.rcode !== RCODE.NOERROR && reply.rcode !== RCODE.NXDOMAIN) {
+        lastError = 'SERVFAIL';
+        continue;
+      }
       const records = reply.answers.filter((rr) => rr.type === type);
       if (reply.rcode === RCODE.NXDOMAIN || records.length === 0) {
         const code: DnsErrorCode = reply.rcode === RCODE.NXDOMAIN ? 'NXDOMAIN' : 'NODATA';
@@ -280,6 +334,7 @@ export class DnsResolver {
   }
 
   #udp(server: Server, qname: string, type: RecordType): Promise<DnsMessage> {
+    if (server.downUntil > Date.now()) return Promise.reject(transportError('NETWORK'));
     this.sent++;
     const i = server.nextChannel++ % SOCKETS_PER_SERVER;
     let ch = server.channels[i];

@@ -8,6 +8,7 @@ import { DnsResolver } from './dns-resolver.js';
 import type { ResolverOptions } from './dns-resolver.js';
 import { RedisPool } from './redis-pool.js';
 import type { NetScope } from './scope.js';
+import type { Logger } from '../index.js';
 import { TaskDnsImpl, type DnsBudget } from './task-dns.js';
 import { TaskHttpImpl } from './task-http.js';
 import { TaskRedisImpl } from './task-redis.js';
@@ -34,13 +35,15 @@ export interface NetServices {
 
 export interface NetOptions {
   dns?: Partial<ResolverOptions> & { maxRequests?: number };
+  /** Where a Redis server that stops answering is reported. */
+  log?: Logger;
 }
 
 export function createNetServices(opts: NetOptions = {}): NetServices {
   const { maxRequests, ...resolverOpts } = opts.dns ?? {};
   if (!resolverOpts.servers || resolverOpts.servers.length === 0) resolverOpts.servers = systemNameservers();
   const resolver = new DnsResolver(resolverOpts);
-  const redis = new RedisPool();
+  const redis = new RedisPool(opts.log);
   return {
     resolver,
     redis,

@@ -5,6 +5,7 @@
 import { callBudget, dispatch, NetError } from './scope.js';
 import type { NetScope } from './scope.js';
 import type { RedisTarget } from './redis-pool.js';
+import type { RedisGuard } from '../../storage/redis/guard.js';
 import type { RedisAttrs, RedisCallback, RedisConnection, RedisParams, RedisResult, RedisValue, TaskRedis } from './types.js';
 
 /** Rspamd's Redis timeout default, seconds. */
@@ -23,8 +24,11 @@ function target(p: RedisParams): RedisTarget {
   return t;
 }
 
-/** Race a Redis promise against the call budget and the task's abort signal. */
-function bounded<T>(scope: NetScope, ms: number, p: Promise<T>, server: string): Promise<{ value: T } | { error: string }> {
+/**
+ * Race a Redis promise against the call budget and the task's abort signal. A command left
+ * unanswered for its whole budget marks the server as not answering (`guard`).
+ */
+function bounded<T>(scope: NetScope, ms: number, p: Promise<T>, server: string, guard: RedisGuard): Promise<{ value: T } | { error: string }> {
   return new Promise((resolve) => {
     let done = false;
     const finish = (r: { value: T } | { error: string }): void => {
@@ -34,7 +38,13 @@ function bounded<T>(scope: NetScope, ms: number, p: Promise<T>, server: string):
       scope.signal.removeEventListener('abort', onAbort);
       resolve(r);
     };
-    const timer = setTimeout(() => finish({ error: `timeout while connecting the server (${(ms / 1000).toFixed(6)} sec) ${server}` }), ms);
+    // Judged after this turn's I/O (see RedisGuard.run): a reply read late because the event
+    // loop was blocked is still a reply.
+    const timer = setTimeout(() => setImmediate(() => {
+      if (done) return;
+      guard.unanswered('plugin command', ms, p);
+      finish({ error: `timeout while connecting the server (${(ms / 1000).toFixed(6)} sec) ${server}` });
+    }), ms);
     const onAbort = (): void => finish({ error: scope.ended ? 'session is terminating' : 'timeout' });
     if (scope.signal.aborted) return onAbort();
     scope.signal.addEventListener('abort', onAbort, { once: true });
@@ -42,13 +52,21 @@ function bounded<T>(scope: NetScope, ms: number, p: Promise<T>, server: string):
   });
 }
 
+/** The error text for a server known not to answer (a command to it timed out, nothing since), else undefined. */
+function notAnswering(scope: NetScope, t: RedisTarget): string | undefined {
+  const since = scope.redis.guard(t).stalledSince;
+  return since === 0 ? undefined : `server ${t.host}:${t.port} has not answered for ${Date.now() - since} ms; command not sent`;
+}
+
 async function send(scope: NetScope, params: RedisParams, command: Arg[]): Promise<RedisResult> {
   if (scope.ended) return { ok: false, error: 'session is terminating' };
   if (command.length === 0) return { ok: false, error: 'empty command' };
   const t = target(params);
+  const refused = notAnswering(scope, t);
+  if (refused) return { ok: false, error: refused };
   const client = scope.redis.get(t);
   const [cmd, ...args] = command;
-  const r = await bounded(scope, callBudget(scope, params.timeout, DEFAULT_REDIS_TIMEOUT), client.call(String(cmd), ...args) as Promise<RedisValue>, `${t.host}:${t.port}`);
+  const r = await bounded(scope, callBudget(scope, params.timeout, DEFAULT_REDIS_TIMEOUT), client.call(String(cmd), ...args) as Promise<RedisValue>, `${t.host}:${t.port}`, scope.redis.guard(t));
   return 'error' in r ? { ok: false, error: r.error } : { ok: true, data: r.value ?? null };
 }
 
@@ -67,8 +85,10 @@ class Batch implements RedisConnection {
     try {
       const t = target(this.params);
       const cmds = this.#cmds.splice(0);
+      const refused = notAnswering(this.scope, t);
+      if (refused) return { ok: false, error: refused };
       const pipe = this.scope.redis.get(t).pipeline(cmds.map(([c, ...a]) => ['call', String(c), ...a]) as Array<[string, ...unknown[]]>);
-      const r = await bounded(this.scope, callBudget(this.scope, this.params.timeout, DEFAULT_REDIS_TIMEOUT), pipe.exec(), `${t.host}:${t.port}`);
+      const r = await bounded(this.scope, callBudget(this.scope, this.params.timeout, DEFAULT_REDIS_TIMEOUT), pipe.exec(), `${t.host}:${t.port}`, this.scope.redis.guard(t));
       if ('error' in r) return { ok: false, error: r.error };
       const data = (r.value ?? []).map(([err, v]) => (err ? err.message : (v as RedisValue) ?? null));
       return { ok: true, data };

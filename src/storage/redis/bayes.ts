@@ -13,7 +13,8 @@
 
 import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../types.js';
 import { DEFAULT_LEARN_CACHE_SIZE, distinctTokens, EXPORT_PAGE, IMPORT_BATCH, u64 } from '../tokens.js';
-import { call, closeClient, redisError, RedisScript, type RedisClient } from './client.js';
+import { call, redisError, RedisScript, type RedisClient } from './client.js';
+import type { RedisLink } from './guard.js';
 import { LEARN_LUA, UNLEARN_LUA } from './bayes-scripts.js';
 
 const learnScript = new RedisScript(LEARN_LUA);
@@ -28,6 +29,8 @@ interface ScopeKeys {
 }
 
 export class RedisBayesStore implements BayesStore {
+  readonly #link: RedisLink;
+  /** For exports and imports, which run long by design: bounded per command, not per call. */
   readonly #client: RedisClient;
   readonly #prefix: string;
   readonly #release: () => Promise<void>;
@@ -35,8 +38,9 @@ export class RedisBayesStore implements BayesStore {
   readonly #cacheSize: number;
 
   /** `learnCacheSize`: learn-cache entries kept per scope (the most recent learns). */
-  constructor(client: RedisClient, prefix: string, release: () => Promise<void> = () => closeClient(client), opts: { learnCacheSize?: number } = {}) {
-    this.#client = client;
+  constructor(link: RedisLink, prefix: string, release: () => Promise<void>, opts: { learnCacheSize?: number } = {}) {
+    this.#link = link;
+    this.#client = link.client;
     this.#prefix = prefix;
     this.#release = release;
     this.#cacheSize = opts.learnCacheSize ?? DEFAULT_LEARN_CACHE_SIZE;
@@ -58,7 +62,7 @@ export class RedisBayesStore implements BayesStore {
     const k = this.#keys(scope);
     const fields = tokens.map((t) => u64(t).toString());
     // Both HMGETs leave in one pipeline: one round trip for every token of the message.
-    const res = await call('getTokens', this.#client.pipeline().hmget(k.S, ...fields).hmget(k.H, ...fields).exec());
+    const res = await this.#link.run('getTokens', (c) => c.pipeline().hmget(k.S, ...fields).hmget(k.H, ...fields).exec());
     const failed = res?.find(([err]) => err);
     if (failed) throw redisError(failed[0], 'getTokens');
     const [spam, ham] = (res ?? []).map(([, v]) => v as (string | null)[]);
@@ -71,30 +75,30 @@ export class RedisBayesStore implements BayesStore {
 
   async learn(scope: BayesScope, digest: string, tokens: readonly bigint[], cls: BayesClass): Promise<LearnOutcome> {
     const k = this.#keys(scope);
-    await call('learn', this.#client.sadd(this.#scopesKey, JSON.stringify([scope.classifier, scope.user])));
     const fields = distinctTokens(tokens).map((t) => t.toString());
-    const r = await call('learn', learnScript.run(this.#client, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, cls, String(this.#cacheSize), ...fields]));
+    // Resolves only once Redis has replied to the script: a learn is acknowledged after its write.
+    const r = await this.#link.run('learn', async (c) => {
+      await c.sadd(this.#scopesKey, JSON.stringify([scope.classifier, scope.user]));
+      return learnScript.run(c, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, cls, String(this.#cacheSize), ...fields]);
+    });
     return r as LearnOutcome;
   }
 
   async unlearn(scope: BayesScope, digest: string, tokens: readonly bigint[]): Promise<boolean> {
     const k = this.#keys(scope);
     const fields = distinctTokens(tokens).map((t) => t.toString());
-    const r = await call('unlearn', unlearnScript.run(this.#client, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, ...fields]));
+    const r = await this.#link.run('unlearn', (c) => unlearnScript.run(c, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, ...fields]));
     return r === 1;
   }
 
   async learnedAs(scope: BayesScope, digest: string): Promise<BayesClass | undefined> {
-    const v = await call('learnedAs', this.#client.hget(this.#keys(scope).learned, digest));
+    const v = await this.#link.run('learnedAs', (c) => c.hget(this.#keys(scope).learned, digest));
     return v === 'spam' || v === 'ham' ? v : undefined;
   }
 
   async totals(scope: BayesScope): Promise<BayesTotals> {
     const k = this.#keys(scope);
-    const [meta, tokensSpam, tokensHam, all] = await call(
-      'totals',
-      Promise.all([this.#client.hgetall(k.meta), this.#client.hlen(k.S), this.#client.hlen(k.H), this.#scopeList()]),
-    );
+    const [meta, tokensSpam, tokensHam, all] = await this.#link.run('totals', (c) => Promise.all([c.hgetall(k.meta), c.hlen(k.S), c.hlen(k.H), this.#scopeList()]));
     const users = all.filter((s) => s.classifier === scope.classifier && s.user !== '').length;
     return {
       learnsSpam: Number(meta.learns_spam ?? 0),
@@ -117,7 +121,7 @@ export class RedisBayesStore implements BayesStore {
   }
 
   async scopes(): Promise<BayesScope[]> {
-    return call('scopes', this.#scopeList());
+    return this.#link.run('scopes', () => this.#scopeList());
   }
 
   async *exportTokens(scope: BayesScope): AsyncIterable<{ token: bigint; spam: number; ham: number }> {

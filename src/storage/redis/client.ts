@@ -13,7 +13,13 @@ export type RedisClient = Redis | Cluster;
 
 /** Defaults chosen so a dead server costs a scan at most about a second. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
-export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
+/** One call of a learn or the controller (Rspamd's Redis time-out is 1 s too). */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
+/**
+ * One store call made by a scan (a Bayes read, a greylist or rate-limit bucket, a fuzzy check):
+ * a healthy Redis answers in about a millisecond, and a scan makes several such calls.
+ */
+export const DEFAULT_SCAN_TIMEOUT_MS = 300;
 /** Longest pause between reconnection attempts; keeps recovery prompt once Redis is back. */
 const MAX_RECONNECT_DELAY_MS = 2000;
 /** Keys SCAN looks at per step: big enough to be quick, small enough not to stall the server. */
@@ -32,6 +38,8 @@ export interface RedisConnectionConfig {
   prefix: string;
   connectTimeoutMs: number;
   commandTimeoutMs: number;
+  /** Bound on one store call made by a scan (the scan view's calls). */
+  scanTimeoutMs: number;
 }
 
 function hostPort(s: string, defPort: number): { host: string; port: number } {
@@ -71,7 +79,7 @@ function outageLogger(log: Logger, label: string): (err: Error) => void {
     const now = Date.now();
     if (now - last < LOG_EVERY_MS) return;
     last = now;
-    log.warn('redis store unreachable', { store: label, error: err.message });
+    log.warn('redis store unreachable', { redis: label, error: err.message });
   };
 }
 
@@ -79,7 +87,9 @@ function outageLogger(log: Logger, label: string): (err: Error) => void {
 export function createRedisClient(cfg: RedisConnectionConfig, log: Logger, label: string): RedisClient {
   const common = {
     connectTimeout: cfg.connectTimeoutMs,
-    commandTimeout: cfg.commandTimeoutMs,
+    // A backstop for calls outside the guard (exports, SCANs, its PING): store calls are bounded
+    // by the guard, which gives a call held up by a blocked event loop its time twice at most.
+    commandTimeout: 2 * cfg.commandTimeoutMs,
     maxRetriesPerRequest: 0,
     // Promise.all over single commands leaves as one write per node: one round trip.
     enableAutoPipelining: true,

@@ -9,7 +9,8 @@
 import type { FuzzyMatch, FuzzyRecord, FuzzyStore } from '../types.js';
 import { IMPORT_BATCH, u64 } from '../tokens.js';
 import { FUZZY_SHINGLES, SHINGLE_MATCH_MIN, nowSeconds } from '../fuzzy-common.js';
-import { call, closeClient, globEscape, RedisScript, scanBatches, type RedisClient } from './client.js';
+import { call, globEscape, RedisScript, scanBatches, type RedisClient } from './client.js';
+import type { RedisLink } from './guard.js';
 import { FUZZY_ADD_LUA, FUZZY_REMOVE_LUA } from './fuzzy-scripts.js';
 
 const addScript = new RedisScript(FUZZY_ADD_LUA);
@@ -45,13 +46,16 @@ function best(entries: Entry[], now: number): Entry | undefined {
 }
 
 export class RedisFuzzyStore implements FuzzyStore {
+  readonly #link: RedisLink;
+  /** For expiry, exports and imports, which run long by design: bounded per command, not per call. */
   readonly #client: RedisClient;
   readonly #prefix: string;
   readonly #defaultExpire: number;
   readonly #release: () => Promise<void>;
 
-  constructor(client: RedisClient, prefix: string, defaultExpire: number, release: () => Promise<void> = () => closeClient(client)) {
-    this.#client = client;
+  constructor(link: RedisLink, prefix: string, defaultExpire: number, release: () => Promise<void>) {
+    this.#link = link;
+    this.#client = link.client;
     this.#prefix = prefix;
     this.#defaultExpire = defaultExpire;
     this.#release = release;
@@ -69,17 +73,22 @@ export class RedisFuzzyStore implements FuzzyStore {
     return `${this.#prefix}fuzzy:count`;
   }
 
-  async check(digest: string, shingles?: readonly bigint[]): Promise<FuzzyMatch | undefined> {
+  check(digest: string, shingles?: readonly bigint[]): Promise<FuzzyMatch | undefined> {
+    // Its round trips (digest, shingle owners, the owner's entry) share one time bound.
+    return this.#link.run('check', (c) => this.#check(c, digest, shingles));
+  }
+
+  async #check(c: RedisClient, digest: string, shingles?: readonly bigint[]): Promise<FuzzyMatch | undefined> {
     const now = nowSeconds();
-    const hit = best(parseEntries(await call('check', this.#client.hgetall(this.#digestKey(digest)))), now);
+    const hit = best(parseEntries(await c.hgetall(this.#digestKey(digest))), now);
     if (hit) return { flag: hit.flag, value: hit.value, prob: 1, updated: hit.updated, digest };
     if (!shingles || shingles.length !== FUZZY_SHINGLES) return undefined;
-    const owners = await call('check', Promise.all(shingles.map((v, slot) => this.#client.get(this.#shingleKey(slot, v)))));
+    const owners = await Promise.all(shingles.map((v, slot) => c.get(this.#shingleKey(slot, v))));
     const tally = new Map<string, number>();
     for (const o of owners) if (o) tally.set(o, (tally.get(o) ?? 0) + 1);
     const ranked = [...tally].filter(([, n]) => n >= SHINGLE_MATCH_MIN).sort((a, b) => b[1] - a[1]);
     for (const [owner, n] of ranked) {
-      const rec = best(parseEntries(await call('check', this.#client.hgetall(this.#digestKey(owner)))), now);
+      const rec = best(parseEntries(await c.hgetall(this.#digestKey(owner))), now);
       if (rec) return { flag: rec.flag, value: rec.value, prob: n / FUZZY_SHINGLES, updated: rec.updated, digest: owner };
     }
     return undefined;
@@ -97,7 +106,8 @@ export class RedisFuzzyStore implements FuzzyStore {
 
   async add(rec: Omit<FuzzyRecord, 'updated' | 'value'> & { weight: number }, expireSeconds: number): Promise<void> {
     const now = nowSeconds();
-    await this.#write('add', rec, rec.weight, now, now + expireSeconds);
+    // Resolves only once every write has been answered: an add is acknowledged after it is stored.
+    await this.#link.run('add', () => this.#write('add', rec, rec.weight, now, now + expireSeconds));
   }
 
   async #removeWith(digest: string, args: string[]): Promise<number> {
@@ -115,7 +125,7 @@ export class RedisFuzzyStore implements FuzzyStore {
   }
 
   async remove(digest: string, flag?: number): Promise<boolean> {
-    return (await this.#removeWith(digest, flag === undefined ? ['all'] : ['flag', String(flag)])) > 0;
+    return (await this.#link.run('remove', () => this.#removeWith(digest, flag === undefined ? ['all'] : ['flag', String(flag)]))) > 0;
   }
 
   async expire(now = nowSeconds()): Promise<number> {
@@ -128,7 +138,7 @@ export class RedisFuzzyStore implements FuzzyStore {
   }
 
   async count(): Promise<Map<number, number>> {
-    const h = await call('count', this.#client.hgetall(this.#countKey));
+    const h = await this.#link.run('count', (c) => c.hgetall(this.#countKey));
     const out = new Map<number, number>();
     for (const [f, n] of Object.entries(h)) if (Number(n) > 0) out.set(Number(f), Number(n));
     return out;

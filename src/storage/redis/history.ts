@@ -2,23 +2,24 @@
 // never holds more than `limit` rows, whichever process pushes.
 
 import type { HistoryRow, HistoryStore } from '../types.js';
-import { call, closeClient, redisError, type RedisClient } from './client.js';
+import { redisError } from './client.js';
+import type { RedisLink } from './guard.js';
 
 export class RedisHistoryStore implements HistoryStore {
-  readonly #client: RedisClient;
+  readonly #link: RedisLink;
   readonly #key: string;
   readonly #limit: number;
   readonly #release: () => Promise<void>;
 
-  constructor(client: RedisClient, prefix: string, limit: number, release: () => Promise<void> = () => closeClient(client)) {
-    this.#client = client;
+  constructor(link: RedisLink, prefix: string, limit: number, release: () => Promise<void>) {
+    this.#link = link;
     this.#key = `${prefix}history`;
     this.#limit = limit;
     this.#release = release;
   }
 
   async push(row: HistoryRow): Promise<void> {
-    const res = await call('push', this.#client.multi().lpush(this.#key, JSON.stringify(row)).ltrim(this.#key, 0, this.#limit - 1).exec());
+    const res = await this.#link.run('push', (c) => c.multi().lpush(this.#key, JSON.stringify(row)).ltrim(this.#key, 0, this.#limit - 1).exec());
     const failed = res?.find(([err]) => err);
     if (failed) throw redisError(failed[0], 'push');
   }
@@ -27,16 +28,16 @@ export class RedisHistoryStore implements HistoryStore {
     const start = Math.max(0, from);
     const end = Math.min(to, this.#limit);
     if (end <= start) return [];
-    const rows = await call('list', this.#client.lrange(this.#key, start, end - 1));
+    const rows = await this.#link.run('list', (c) => c.lrange(this.#key, start, end - 1));
     return rows.map((r) => JSON.parse(r) as HistoryRow);
   }
 
   async count(): Promise<number> {
-    return Math.min(await call('count', this.#client.llen(this.#key)), this.#limit);
+    return Math.min(await this.#link.run('count', (c) => c.llen(this.#key)), this.#limit);
   }
 
   async reset(): Promise<void> {
-    await call('reset', this.#client.del(this.#key));
+    await this.#link.run('reset', (c) => c.del(this.#key));
   }
 
   async close(): Promise<void> {

@@ -4,38 +4,39 @@
 
 import type { KvStore } from '../types.js';
 import { KV_KEYS_LIMIT } from '../sqlite/kv.js';
-import { call, closeClient, globEscape, redisError, scanKeys, type RedisClient } from './client.js';
-
+import { globEscape, redisError, scanKeys } from './client.js';
+import type { RedisLink } from './guard.js';
 
 export class RedisKvStore implements KvStore {
-  readonly #client: RedisClient;
+  readonly #link: RedisLink;
   readonly #prefix: string;
   readonly #release: () => Promise<void>;
 
-  constructor(client: RedisClient, prefix: string, release: () => Promise<void> = () => closeClient(client)) {
-    this.#client = client;
+  /** `release` closes the connection when the last store using it closes. */
+  constructor(link: RedisLink, prefix: string, release: () => Promise<void>) {
+    this.#link = link;
     this.#prefix = `${prefix}kv:`;
     this.#release = release;
   }
 
   async get(key: string): Promise<Buffer | undefined> {
-    const v = await call('get', this.#client.getBuffer(this.#prefix + key));
+    const v = await this.#link.run('get', (c) => c.getBuffer(this.#prefix + key));
     return v ?? undefined;
   }
 
   async set(key: string, value: Buffer | string, ttlMs?: number): Promise<void> {
     const k = this.#prefix + key;
-    await call('set', ttlMs ? this.#client.set(k, value, 'PX', Math.ceil(ttlMs)) : this.#client.set(k, value));
+    await this.#link.run('set', (c) => (ttlMs ? c.set(k, value, 'PX', Math.ceil(ttlMs)) : c.set(k, value)));
   }
 
   async del(key: string): Promise<boolean> {
-    return (await call('del', this.#client.del(this.#prefix + key))) > 0;
+    return (await this.#link.run('del', (c) => c.del(this.#prefix + key))) > 0;
   }
 
   async incrBy(key: string, delta: number, ttlMs?: number): Promise<number> {
     const k = this.#prefix + key;
-    if (!ttlMs) return call('incrBy', this.#client.incrby(k, delta));
-    const res = await call('incrBy', this.#client.multi().incrby(k, delta).pexpire(k, Math.ceil(ttlMs)).exec());
+    if (!ttlMs) return this.#link.run('incrBy', (c) => c.incrby(k, delta));
+    const res = await this.#link.run('incrBy', (c) => c.multi().incrby(k, delta).pexpire(k, Math.ceil(ttlMs)).exec());
     const failed = res?.find(([err]) => err);
     if (failed) throw redisError(failed[0], 'incrBy');
     return Number(res?.[0]?.[1]);
@@ -44,10 +45,12 @@ export class RedisKvStore implements KvStore {
   async hincrBy(key: string, fields: Record<string, number>, ttlMs?: number): Promise<Record<string, number>> {
     const k = this.#prefix + key;
     const names = Object.keys(fields);
-    const m = this.#client.multi();
-    for (const f of names) m.hincrby(k, f, fields[f] as number);
-    if (ttlMs) m.pexpire(k, Math.ceil(ttlMs));
-    const res = await call('hincrBy', m.exec());
+    const res = await this.#link.run('hincrBy', (c) => {
+      const m = c.multi();
+      for (const f of names) m.hincrby(k, f, fields[f] as number);
+      if (ttlMs) m.pexpire(k, Math.ceil(ttlMs));
+      return m.exec();
+    });
     const failed = res?.find(([err]) => err);
     if (failed) throw redisError(failed[0], 'hincrBy');
     const out: Record<string, number> = {};
@@ -56,11 +59,13 @@ export class RedisKvStore implements KvStore {
   }
 
   async hgetall(key: string): Promise<Record<string, string>> {
-    return call('hgetall', this.#client.hgetall(this.#prefix + key));
+    return this.#link.run('hgetall', (c) => c.hgetall(this.#prefix + key));
   }
 
   async keys(prefix: string, limit = KV_KEYS_LIMIT): Promise<string[]> {
-    const found = await scanKeys(this.#client, `${globEscape(this.#prefix + prefix)}*`, limit);
+    // A SCAN walks the whole key space: bounded per command (the client's command time-out), not
+    // as one call, which on a big shared Redis may rightly take longer.
+    const found = await scanKeys(this.#link.client, `${globEscape(this.#prefix + prefix)}*`, limit);
     return found.map((k) => k.slice(this.#prefix.length)).sort();
   }
 

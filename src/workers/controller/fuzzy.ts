@@ -16,6 +16,8 @@ const MODULE = 'fuzzy_check';
 /** A digest on the wire: 64 bytes, 128 hex characters. */
 const HASH_RE = /^[0-9a-f]{128}$/i;
 const SKIPPED = 401;
+/** A storage's reply value when its store failed (FUZZY_STORE_ERROR). */
+const STORE_ERROR = 500;
 
 /** The rules of the fuzzy_check module as configured, or the reason there are none. */
 export function configuredFuzzyRules(ctx: ControllerContext): { rules: FuzzyRule[] } | { error: string } {
@@ -86,6 +88,8 @@ async function send(rules: readonly FuzzyRule[], cmd: FuzzyCommandCode, perRule:
   for (const o of outcomes) {
     if (!o) continue;
     const code = o.errorCodes[0];
+    // 500: the storage's own store is down or did not answer in time; nothing was stored for sure.
+    if (code === STORE_ERROR) throw new ControllerError(503, 'fuzzy storage unavailable: its store is down or did not answer in time, the change is not acknowledged');
     if (code !== undefined) throw new ControllerError(code, code === SKIPPED ? 'fuzzy hash is skipped' : 'process fuzzy error');
     if (o.ok === 0 && o.unreachable > 0) throw new ControllerError(500, 'IO timeout');
   }
