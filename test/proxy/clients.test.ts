@@ -1,5 +1,7 @@
 // Real clients through the proxy in HTTP mode: Debian's rspamc (plain, `--key` with the proxy's
-// own keypair, `-z`), spamc's SYMBOLS line, and mailsiftc, against real scanners behind it.
+// own keypair, `-z`), spamc in every mode a mail setup uses (its output and exit status the same
+// as against the scanner directly: -c exits 1 on GTUBE), and mailsiftc, against real scanners
+// behind it.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -60,6 +62,35 @@ test('rspamc -z: a compressed request is scanned as the message, not as zstd byt
 test('spamc -y (SYMBOLS SPAMC) through the proxy lists GTUBE', { skip: noSpamc }, async () => {
   const r = await run(SPAMC, ['-d', '127.0.0.1', '-p', String(proxy.port), '-y'], await import('node:fs/promises').then((f) => f.readFile(`${MESSAGES}/gtube.eml`)));
   assert.match(r.stdout, /GTUBE/, r.stdout + r.stderr);
+});
+
+test('spamc through the proxy prints and exits as against the scanner directly (-c, -R, -r, -y, default, --headers, -K)', { skip: noSpamc }, async () => {
+  const { readFile } = await import('node:fs/promises');
+  const gtube = await readFile(`${MESSAGES}/gtube.eml`);
+  const ham = await readFile(`${MESSAGES}/clean.eml`);
+  const spamc = (port: number, args: string[], input: Buffer) => run(SPAMC, ['-d', '127.0.0.1', '-p', String(port), ...args], input);
+  const c = await spamc(proxy.port, ['-c'], gtube);
+  assert.equal(c.code, 1, `spamc -c exits 1 on GTUBE: ${c.stdout}${c.stderr}`);
+  assert.equal(c.stdout, '15.0/15.0\n');
+  const h = await spamc(proxy.port, ['-c'], ham);
+  assert.equal(h.code, 0, `spamc -c exits 0 on ham: ${h.stdout}${h.stderr}`);
+  for (const args of [['-c'], ['-R'], ['-r'], ['-y'], [], ['--headers'], ['-K']]) {
+    for (const [what, message] of [['GTUBE', gtube], ['ham', ham]] as const) {
+      const relayed = (): number => scanner.seen.filter((r) => r.path === '/checkv2').length;
+      const before = relayed();
+      const viaProxy = await spamc(proxy.port, args, message);
+      const label = `spamc ${args.join(' ')} on ${what}`;
+      // PING is answered by the proxy itself; every other command is one /checkv2 upstream.
+      assert.equal(relayed(), before + (args[0] === '-K' ? 0 : 1), `${label}: relayed as /checkv2`);
+      const direct = await spamc(scanner.port, args, message);
+      assert.equal(viaProxy.code, direct.code, `${label}: ${viaProxy.stderr}`);
+      assert.equal(viaProxy.stdout, direct.stdout, label);
+    }
+  }
+  const report = await spamc(proxy.port, ['-R'], gtube);
+  assert.match(report.stdout, /GTUBE/);
+  const processed = await spamc(proxy.port, [], gtube);
+  assert.match(processed.stdout, /^X-Spam-Flag: YES\r?$/m, processed.stdout.slice(0, 400));
 });
 
 test('mailsiftc --key through the proxy', async () => {
