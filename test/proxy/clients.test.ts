@@ -93,6 +93,20 @@ test('spamc through the proxy prints and exits as against the scanner directly (
   assert.match(processed.stdout, /^X-Spam-Flag: YES\r?$/m, processed.stdout.slice(0, 400));
 });
 
+test("the README's spamc lines for the proxy work as written (port aside)", { skip: noSpamc }, async () => {
+  const { readFile } = await import('node:fs/promises');
+  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const lines = readme.split('\n').filter((l) => l.startsWith('spamc -d 127.0.0.1 -p 11332'));
+  assert.equal(lines.length, 2);
+  for (const line of lines) {
+    const args = line.replace(/#.*$/, '').replace('< message.eml', '').trim().split(/\s+/).slice(1);
+    args[args.indexOf('-p') + 1] = String(proxy.port);
+    const r = await run(SPAMC, args, await readFile(`${MESSAGES}/gtube.eml`));
+    assert.equal(r.code, line.includes(' -c ') ? 1 : 0, `${line}\n${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, line.includes(' -c ') ? /^15\.0\/15\.0\n$/ : /GTUBE/, line);
+  }
+});
+
 test('mailsiftc --key through the proxy', async () => {
   const r = await mailsiftc(['-h', proxy.address, '--key', keys.pubkey, `${MESSAGES}/gtube.eml`]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
