@@ -100,7 +100,9 @@ export function v3Metadata(opts: ScanOptions): Record<string, unknown> {
   if (opts.mtaTag !== undefined || opts.mtaName !== undefined) {
     meta.mta = { ...(opts.mtaTag !== undefined && { tag: opts.mtaTag }), ...(opts.mtaName !== undefined && { name: opts.mtaName }) };
   }
-  const headers: Record<string, string | string[]> = {};
+  // Names from the caller's -H options: no prototype, so `__proto__` stays a header (see
+  // src/plugin-api/records.ts).
+  const headers = Object.create(null) as Record<string, string | string[]>;
   if (opts.settings !== undefined) {
     if (typeof opts.settings === 'string') {
       // v3 wants an object; UCL text that is not JSON still reaches the server as a request header.

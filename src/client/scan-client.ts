@@ -62,7 +62,8 @@ export function parseServer(spec: string, defaultPort = DEFAULT_SCAN_PORT): Serv
 type OutgoingHeaders = Record<string, string | string[]>;
 
 function toHeaderObject(pairs: Array<[string, string]>): OutgoingHeaders {
-  const out: OutgoingHeaders = {};
+  // Names from the caller: no prototype, so a header called `__proto__` is sent like any other.
+  const out = Object.create(null) as OutgoingHeaders;
   const keyOf = new Map<string, string>(); // lower-case → first spelling, so repeats merge
   for (const [name, value] of pairs) {
     const lower = name.toLowerCase();

@@ -1,9 +1,10 @@
 // zstd dictionaries named in workers.normal (zstd_input_dictionary / zstd_output_dictionary):
-// read once at load so a missing file or an id that contradicts the file is a config error,
-// not a 400 on the first compressed scan.
+// read once at load so a missing file, an id that contradicts the file or tables zstd cannot
+// load are config errors, not a 400 or 500 on the first compressed scan.
 
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { dictionaryProblem } from '../http/zstd.js';
 import type { ConfigIssue } from './errors.js';
 
 export interface ZstdDictionary {
@@ -42,5 +43,7 @@ export async function loadDictionary(
   // The transport takes the id from the file (as Rspamd does), so a raw-content dictionary,
   // which stores none, could never be selected by a client.
   if (stored === undefined) return fail('', 'a trained zstd dictionary (`zstd --train`; it stores its id)', `${JSON.stringify(entry.file)} (raw content)`);
+  const problem = dictionaryProblem(data);
+  if (problem !== undefined) return fail('', 'a zstd dictionary that zstd can load', `${JSON.stringify(entry.file)} (${problem})`);
   return { dictionary: { id: stored, file, data }, issues: [] };
 }

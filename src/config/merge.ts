@@ -2,6 +2,7 @@
 // shipped file (maps merged key by key, lists and scalars replaced), `override.d/<file>`
 // replaces the shipped file and local.d whole.
 
+import { ownValue, setOwn } from '../plugin-api/records.js';
 import { describeValue, type ConfigIssue } from './errors.js';
 import type { PositionMap, YamlSource } from './yaml-source.js';
 
@@ -11,12 +12,17 @@ export function isPlainMap(v: unknown): v is PlainMap {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Maps merge recursively; anything else in `over` (lists, scalars, null) replaces `base`. */
+/**
+ * Maps merge recursively; anything else in `over` (lists, scalars, null) replaces `base`. Keys
+ * are data (the YAML parser keeps a `__proto__` key as an own property): each is defined as an
+ * own property and read as one, so a `__proto__` key is an entry the schema then sees (and
+ * refuses), not a new prototype whose keys every lookup on the map would find.
+ */
 export function deepMerge(base: unknown, over: unknown): unknown {
   if (over === undefined) return base;
   if (!isPlainMap(base) || !isPlainMap(over)) return over;
   const out: PlainMap = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
+  for (const [k, v] of Object.entries(over)) setOwn(out, k, deepMerge(ownValue(base, k), v));
   return out;
 }
 

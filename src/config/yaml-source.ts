@@ -3,7 +3,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import type { ConfigIssue } from './errors.js';
+import { formatPath, type ConfigIssue } from './errors.js';
 
 export interface Position {
   file: string;
@@ -49,6 +49,10 @@ export function parseYamlSource(file: string, text: string): YamlSource {
     const p = lc.linePos(offset);
     return { file, line: p.line, column: p.col };
   };
+  const lineCol = (offset: number): { line: number; column: number } => {
+    const p = lc.linePos(offset);
+    return { line: p.line, column: p.col };
+  };
   const walk = (node: unknown, path: PropertyKey[]): void => {
     const n = node as Node | null;
     if (n?.range) positions.set(pathKey(path), at(n.range[0]));
@@ -58,6 +62,11 @@ export function parseYamlSource(file: string, text: string): YamlSource {
         const seg = String(k);
         const keyNode = pair.key as Node | null;
         if (keyNode?.range) positions.set(pathKey([...path, seg], true), at(keyNode.range[0]));
+        // No setting, module, group or symbol is called `__proto__`; in JavaScript the key is
+        // also the object's prototype, which schemas drop without a word where any name is allowed.
+        if (seg === '__proto__') {
+          issues.push({ file, path: formatPath([...path, seg]), expected: 'a key other than __proto__', found: '"__proto__"', ...(keyNode?.range ? lineCol(keyNode.range[0]) : {}) });
+        }
         walk(pair.value, [...path, seg]);
       }
     } else if (isSeq(n)) {

@@ -2,6 +2,7 @@
 // the required score, and selecting the action from the score and the pre-results.
 
 import type { ActionName, PreResult } from '../plugin-api/index.js';
+import { dataRecord } from '../plugin-api/records.js';
 import type { ActionConfig } from './contract.js';
 
 /** Rspamd's stock thresholds, used for actions the config does not mention. */
@@ -57,7 +58,8 @@ function makeEntry(name: string, threshold: number, milter?: string): ActionEntr
  * what makes 3.4's `required_score` report the action the settings touched last.
  */
 export function buildBaseActions(config: Record<string, ActionConfig>): ActionEntry[] {
-  const merged: Record<string, ActionConfig> = { ...DEFAULT_ACTIONS };
+  // Action names are config and saved-store keys: no prototype (records.ts).
+  const merged = Object.assign(dataRecord<ActionConfig>(), DEFAULT_ACTIONS);
   for (const [name, ac] of Object.entries(config)) merged[normaliseActionName(name)] = ac;
   const out: ActionEntry[] = [];
   for (const [name, ac] of Object.entries(merged)) {

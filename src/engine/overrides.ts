@@ -5,6 +5,7 @@
 
 import { buildBaseActions, normaliseActionName, requiredScore, spamLimit, type ActionEntry } from './actions.js';
 import type { ActionConfig } from './contract.js';
+import { dataRecord } from '../plugin-api/records.js';
 import type { Registry } from './registry.js';
 
 export interface RuntimeOverrides {
@@ -23,7 +24,8 @@ export interface ActionState {
 
 /** The configured actions with the overrides laid over them, and what the scheduler derives from them. */
 export function actionState(configured: Record<string, ActionConfig>, overrides: Record<string, number | null> | undefined): ActionState {
-  const actions: Record<string, ActionConfig> = {};
+  // Action names are config and saved-store keys: no prototype (records.ts).
+  const actions = dataRecord<ActionConfig>();
   for (const [name, ac] of Object.entries(configured)) actions[normaliseActionName(name)] = ac;
   for (const [raw, threshold] of Object.entries(overrides ?? {})) {
     const name = normaliseActionName(raw);

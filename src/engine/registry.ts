@@ -17,7 +17,7 @@ import type {
   SymbolRegistration,
   Task,
 } from '../plugin-api/index.js';
-import { STAGES } from '../plugin-api/index.js';
+import { dataRecord, STAGES } from '../plugin-api/index.js';
 import { scanStores } from '../storage/types.js';
 import type { EngineConfig, GroupConfig } from './contract.js';
 import { EngineError } from './errors.js';
@@ -121,7 +121,8 @@ export class Registry {
       const modConfig = validateModuleConfig(mod.name, mod.config, config.modules[mod.name]);
       const mine: PendingItem[] = [];
       const myComposites: CompositeDef[] = [];
-      const declared: Record<string, SymbolDef> = {};
+      // Names a module declares may come from its config (multimap `symbol:`): no prototype.
+      const declared = dataRecord<SymbolDef>();
       let disabledReason: string | undefined;
       const registry = this;
       const ctx: ModuleContext<unknown> = {

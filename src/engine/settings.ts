@@ -4,6 +4,7 @@
 // score and action overrides, and the reply extras. Configured rules are compiled once.
 
 import type { MilterReply, ScanMeta } from '../plugin-api/index.js';
+import { setOwn } from '../plugin-api/records.js';
 import type { SettingsRule } from './contract.js';
 import type { Registry } from './registry.js';
 import { compileConditionalRules, LOW_SETTINGS_PRIORITY, matchRule } from './settings-match.js';
@@ -99,9 +100,12 @@ export function compileSettings(registry: Registry, rawApply: Record<string, unk
   applyEnableDisable(registry, apply, out);
 
   if (typeof apply.subject === 'string') out.subject = apply.subject;
+  // Keys below come from the request (a Settings header): own properties even for `__proto__`
+  // (records.ts), which plain assignment would turn into the record's prototype.
   if (isObject(apply.messages)) {
-    out.messages = {};
-    for (const [k, v] of Object.entries(apply.messages)) if (typeof v === 'string') out.messages[k] = v;
+    const messages: Record<string, string> = {};
+    for (const [k, v] of Object.entries(apply.messages)) if (typeof v === 'string') setOwn(messages, k, v);
+    out.messages = messages;
   }
   if (isObject(apply.add_headers)) out.addHeaders = apply.add_headers as MilterReply['add_headers'];
   if (isObject(apply.remove_headers)) out.removeHeaders = apply.remove_headers as MilterReply['remove_headers'];
@@ -109,7 +113,7 @@ export function compileSettings(registry: Registry, rawApply: Record<string, unk
   out.symbols = insertedSymbols(apply.symbols);
   if (isObject(apply.plugins)) {
     const plugins: Record<string, Record<string, unknown>> = {};
-    for (const [k, v] of Object.entries(apply.plugins)) if (isObject(v)) plugins[k] = v;
+    for (const [k, v] of Object.entries(apply.plugins)) if (isObject(v)) setOwn(plugins, k, v);
     out.plugins = plugins;
   }
   return out;

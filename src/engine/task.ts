@@ -28,6 +28,7 @@ import { Scoring } from './scoring.js';
 import { symbolAllowed } from './settings.js';
 import type { CompiledSettings } from './settings.js';
 import { renderSubject, DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
+import { ownValue, setOwn } from '../plugin-api/records.js';
 import { createTaskNet } from '../plugin-api/net/index.js';
 import type { DnsBudget, TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp } from '../plugin-api/net/index.js';
 import { TaskNetScope } from './net-scope.js';
@@ -68,6 +69,7 @@ export class ScanTask implements Task {
   timedOut = false;
   finished = false;
   milter: MilterReply | undefined;
+  /** Keyed by category, which Settings may name: written with setOwn (records.ts). */
   messages: Record<string, string> = {};
   rewritten: Buffer | undefined;
   dkimSignatures: string[] | undefined;
@@ -139,7 +141,7 @@ export class ScanTask implements Task {
       this.requiredScore = core.baseRequiredScore;
     }
     this.spamLimit = core.baseSpamLimit;
-    if (settings.messages) Object.assign(this.messages, settings.messages);
+    if (settings.messages) for (const [k, v] of Object.entries(settings.messages)) setOwn(this.messages, k, v);
     if (settings.addHeaders || settings.removeHeaders) {
       const patch: MilterReply = {};
       if (settings.addHeaders) patch.add_headers = settings.addHeaders;
@@ -355,15 +357,18 @@ export class ScanTask implements Task {
     for (const [key, val] of Object.entries(patch) as Array<[keyof MilterReply, unknown]>) {
       if (val === undefined) continue;
       if (key === 'add_headers') {
+        // Header names come from Settings and plugins: own properties only, even `__proto__`
+        // (records.ts); the record goes out in the reply and to plugins as an ordinary object.
         const target = (m.add_headers ??= {});
         for (const [name, v] of Object.entries(val as NonNullable<MilterReply['add_headers']>)) {
-          const prev = target[name];
+          const prev = ownValue(target, name);
           const added: AddHeaderValue[] = Array.isArray(v) ? v : [v];
-          if (prev === undefined) target[name] = Array.isArray(v) ? [...v] : v;
-          else target[name] = [...(Array.isArray(prev) ? prev : [prev]), ...added];
+          setOwn(target, name, prev === undefined ? (Array.isArray(v) ? [...v] : v) : [...(Array.isArray(prev) ? prev : [prev]), ...added]);
         }
       } else if (key === 'remove_headers') {
-        m.remove_headers = { ...(m.remove_headers ?? {}), ...(val as NonNullable<MilterReply['remove_headers']>) };
+        const removals = { ...(m.remove_headers ?? {}) };
+        for (const [name, order] of Object.entries(val as NonNullable<MilterReply['remove_headers']>)) setOwn(removals, name, order);
+        m.remove_headers = removals;
       } else {
         (m as Record<string, unknown>)[key] = val;
       }
@@ -371,7 +376,7 @@ export class ScanTask implements Task {
   }
 
   addMessage(category: string, text: string): void {
-    this.messages[category] = text;
+    setOwn(this.messages, category, text);
   }
 
   addDkimSignature(value: string): void {

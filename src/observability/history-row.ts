@@ -4,6 +4,7 @@
 
 import type { ScanMeta, ScanResult } from '../plugin-api/index.js';
 import type { HistoryRow } from '../storage/types.js';
+import { dataRecord } from '../plugin-api/records.js';
 
 /** Bytes of the message searched for its header block; headers beyond are not history material. */
 const HEADER_SCAN_BYTES = 64 * 1024;
@@ -83,7 +84,8 @@ export function buildHistoryRow(result: ScanResult, meta: ScanMeta, message: Buf
   const mimeFrom = addresses(hv.get('from')?.[0] ?? '')[0];
   const mimeRcpt = [...(hv.get('to') ?? []), ...(hv.get('cc') ?? [])].flatMap(addresses).slice(0, MAX_MIME_RCPT);
   const rawSubject = hv.get('subject')?.[0];
-  const symbols: Record<string, Record<string, unknown>> = {};
+  // Keyed by symbol name, which a request can choose (Settings `symbols`): no prototype (records.ts).
+  const symbols = dataRecord<Record<string, unknown>>();
   for (const s of result.symbols) {
     const entry: Record<string, unknown> = legacyLayout ? {} : { name: s.name };
     entry.score = s.score;

@@ -3,6 +3,7 @@
 // Workers send deltas, never per-scan messages, so IPC cost does not grow with the scan rate.
 
 import type { ActionName, ScanResult } from '../plugin-api/index.js';
+import { dataRecord, ownValue } from '../plugin-api/records.js';
 
 /** Internal action order of /stat, /metrics and /graph (controller.md §3.1). */
 export const ACTION_ORDER = ['reject', 'soft reject', 'rewrite subject', 'add header', 'greylist', 'no action'] as const satisfies readonly ActionName[];
@@ -53,7 +54,7 @@ export interface StatsState {
 }
 
 export function emptyDelta(): StatsDelta {
-  return { scanned: 0, learned: 0, actions: ACTION_ORDER.map(() => 0), connections: 0, controlConnections: 0, scanTimes: [], symbols: {} };
+  return { scanned: 0, learned: 0, actions: ACTION_ORDER.map(() => 0), connections: 0, controlConnections: 0, scanTimes: [], symbols: dataRecord<SymbolCounter>() };
 }
 
 export function isEmptyDelta(d: StatsDelta): boolean {
@@ -69,7 +70,7 @@ export function emptyState(now = Date.now()): StatsState {
     controlConnections: 0,
     scanTimes: new Array<number | null>(SCAN_TIMES_RING).fill(null),
     scanTimesPos: 0,
-    symbols: {},
+    symbols: dataRecord<SymbolCounter>(),
     symbolsSince: Math.floor(now / 1000),
   };
 }
@@ -80,12 +81,16 @@ export function recordScan(d: StatsDelta, result: ScanResult, seconds: number): 
   d.actions[actionIndex(result.action)]!++;
   d.scanTimes.push(seconds);
   const profile = result.symbolTimes ?? result.profile;
+  // Symbol names come from requests too (Settings can insert any name, `__proto__` included):
+  // the counters are records without a prototype (records.ts), and the timings are read as own
+  // values only. On a plain record, `__proto__` found Object.prototype and counted on it.
   for (const s of result.symbols) {
     let c = d.symbols[s.name];
     if (!c) c = d.symbols[s.name] = { hits: 0, weight: 0, time: 0 };
     c.hits++;
     c.weight += s.score;
-    c.time += profile?.[s.name] ?? 0;
+    const t = profile ? ownValue(profile, s.name) : undefined;
+    c.time += typeof t === 'number' ? t : 0;
   }
 }
 

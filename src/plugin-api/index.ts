@@ -10,6 +10,7 @@ import type { MapDefinition, MapHandle } from '../maps/types.js';
 
 export * from './scan-types.js';
 export { DEADLINE_PASSED, withDeadline } from './deadline.js';
+export { dataRecord, ownValue, setOwn } from './records.js';
 export type * from '../message/types.js';
 export type * from './net/types.js';
 export type * from '../storage/types.js';

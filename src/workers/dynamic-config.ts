@@ -11,6 +11,7 @@
 
 import type { Engine, RuntimeOverrides } from '../engine/index.js';
 import type { Logger } from '../plugin-api/index.js';
+import { setOwn } from '../plugin-api/records.js';
 import type { KvStore } from '../storage/types.js';
 
 export const DYNAMIC_CONF_KEY = 'mailsift:dynamic:conf';
@@ -40,10 +41,11 @@ export async function readDynamicConf(kv: KvStore): Promise<DynamicConfDoc> {
   }
   if (!isRecord(parsed)) return doc;
   if (isRecord(parsed.actions)) {
-    for (const [k, v] of Object.entries(parsed.actions)) if (v === null || (typeof v === 'number' && Number.isFinite(v))) doc.actions[k] = v;
+    // Keys are whatever the store holds: own properties even for `__proto__` (records.ts).
+    for (const [k, v] of Object.entries(parsed.actions)) if (v === null || (typeof v === 'number' && Number.isFinite(v))) setOwn(doc.actions, k, v);
   }
   if (isRecord(parsed.scores)) {
-    for (const [k, v] of Object.entries(parsed.scores)) if (typeof v === 'number' && Number.isFinite(v)) doc.scores[k] = v;
+    for (const [k, v] of Object.entries(parsed.scores)) if (typeof v === 'number' && Number.isFinite(v)) setOwn(doc.scores, k, v);
   }
   return doc;
 }

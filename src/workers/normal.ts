@@ -152,18 +152,17 @@ export function createNormalHandler(opts: {
       log.info('legacy request closed without a reply', { dialect, command, why: plan.why });
       return text(Buffer.alloc(0));
     }
-    let sr: ScanRequest;
-    let result: ScanResult;
     try {
       if (namesMessageSource(req, 'v2')) ({ req } = await withSource(req, 'v2'));
-      sr = decodeLegacyRequest(req, decodeOpts);
-      result = await scanObserved(sr, false);
+      const sr = decodeLegacyRequest(req, decodeOpts);
+      const result = await scanObserved(sr, false);
+      // Rendering is inside the guard too: a bug there is logged and answered, never a dropped connection.
+      const block = sr.meta.flags.has('body_block') ? bodyBlockOf(result, sr.meta.flags.has('milter')) : undefined;
+      const json = renderResultObject(result, sr.meta, 'v2');
+      return text(renderLegacyReply(dialect, command, json, { compat, message: sr.message, ...(result.rewritten ? { rewritten: result.rewritten } : {}), ...(block ? { bodyBlock: block } : {}) }));
     } catch (err) {
       return refuse(err);
     }
-    const block = sr.meta.flags.has('body_block') ? bodyBlockOf(result, sr.meta.flags.has('milter')) : undefined;
-    const json = renderResultObject(result, sr.meta, 'v2');
-    return text(renderLegacyReply(dialect, command, json, { compat, message: sr.message, ...(result.rewritten ? { rewritten: result.rewritten } : {}), ...(block ? { bodyBlock: block } : {}) }));
   }
 
   return (req: Request): Promise<Reply> | Reply => {

@@ -343,6 +343,23 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
   const slog = log.child('supervisor');
   const watchdogMs = cfg.workers.watchdogTimeout * 1000;
   const boardDir = makeBoardDir(slog);
+  // The workers accept from the shared listening socket themselves (SCHED_NONE, as Rspamd's
+  // workers do), instead of node's default round-robin, where this process accepts every
+  // connection and passes it to a worker over IPC. Round-robin loses connections: the handle
+  // passed to a worker stays open here until the worker acknowledges it, and when the worker
+  // dies first (a SIGKILL from the watchdog, an out-of-heap abort) Node 20 closes the IPC
+  // channel without closing that handle (internal/child_process.js: on EOF, disconnect()
+  // defers _disconnect(), which would close it, while a handle awaits its ACK), so the client
+  // waits for a reply forever. A stalled worker still counts as free, is handed the next new
+  // connection and cannot acknowledge it, so a watchdog kill under traffic left a client
+  // hanging (bench/cluster/dying-worker.ts reproduces it). No public API reaches that handle. With a
+  // shared socket, connections a dead worker had not accepted stay in the kernel's queue for
+  // the others, the ones it had accepted are reset (the client retries), a stalled worker takes
+  // no new connection at all, and this process is off the path of every connection. The load
+  // spreads about as evenly (bench/cluster/sched-load.ts: 2 workers, 8 to 64 keep-alive
+  // clients; under either policy a burst of connections can pile on whichever worker is idle
+  // at that moment). NODE_CLUSTER_SCHED_POLICY, node's documented switch, still chooses when set.
+  if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
   // stderr comes through us: V8's out-of-heap report is how a restart learns its reason.
   cluster.setupPrimary({ execArgv: workerExecArgv(cfg.workers.maxHeap), stdio: ['inherit', 'inherit', 'pipe', 'ipc'] });
   const health = (): HealthInfo => {

@@ -3,9 +3,11 @@ import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { loadConfig, readConfig } from '../../src/config/load.js';
+import { deepMerge } from '../../src/config/merge.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { ConfigError, isConfigError, type ConfigIssue } from '../../src/config/errors.js';
 import { makeConfDir, removeConfDir } from './conf-dir.js';
+import { TRAINED_DICTIONARY } from '../helpers/zstd-dictionary.js';
 
 /** Runs loadConfig expecting failure; returns the issues. */
 async function issuesOf(files: Record<string, string | Buffer>): Promise<readonly ConfigIssue[]> {
@@ -212,10 +214,8 @@ test('the same action under two spellings is an error', async () => {
   assert.equal(issues[0]!.path, 'actions.add header');
 });
 
-test('zstd dictionaries: a missing file and an id that contradicts the file are errors', async () => {
-  const trained = Buffer.alloc(64);
-  trained.writeUInt32LE(0xec30a437, 0);
-  trained.writeUInt32LE(4242, 4);
+test('zstd dictionaries: a missing file, an id that contradicts the file and corrupt tables are errors', async () => {
+  const trained = TRAINED_DICTIONARY;
   const issues = await issuesOf({
     'in.dict': trained,
     'mailsift.yaml': 'workers:\n  normal:\n    zstd_input_dictionary: { file: in.dict, id: 7 }\n    zstd_output_dictionary: nope.dict\n',
@@ -227,6 +227,13 @@ test('zstd dictionaries: a missing file and an id that contradicts the file are 
   const raw = await issuesOf({ 'raw.dict': 'some raw content', 'mailsift.yaml': 'workers:\n  normal:\n    zstd_output_dictionary: raw.dict\n' });
   assert.match(raw[0]!.expected, /trained zstd dictionary/);
   assert.equal(raw[0]!.line, 3);
+
+  // The magic and id of a trained dictionary, then tables zstd cannot read.
+  const corrupt = Buffer.concat([trained.subarray(0, 8), Buffer.alloc(100, 0xff)]);
+  const bad = await issuesOf({ 'bad.dict': corrupt, 'mailsift.yaml': 'workers:\n  normal:\n    zstd_input_dictionary: bad.dict\n' });
+  assert.equal(bad.length, 1);
+  assert.equal(bad[0]!.path, 'workers.normal.zstd_input_dictionary');
+  assert.match(bad[0]!.found, /^"bad\.dict" \(.+\)$/);
 
   const ok = await load({ 'in.dict': trained, 'mailsift.yaml': 'workers:\n  normal:\n    zstd_input_dictionary: in.dict\n    zstd_output_dictionary: { file: in.dict, id: 4242 }\n' });
   assert.equal(ok.workers.normal.dictionaries.input?.id, 4242);
@@ -379,4 +386,24 @@ test('runtime checks: a controller plugin file that does not load is an issue na
   assert.match(lines[0]!, /^controller\/extra\.mjs:-:- plugins\.bad\.1: a controller plugin file that loads \/ controller plugin endpoint skipped: bad name or no handler function$/);
   assert.match(lines[1]!, /^controller\/none\.mjs:-:- : a controller plugin file that loads \/ controller plugin file exports no `plugins`$/);
   assert.match(lines[2]!, /^local\.d\/controller\.mjs:-:- : a controller plugin file that loads \/ cannot load controller plugin file: .+/);
+});
+
+test('a `__proto__` key is an error at its line, in any file and at any depth; it changes no prototype', async () => {
+  const issues = await issuesOf({
+    'mailsift.yaml': 'actions:\n  reject: 15\n',
+    'local.d/mailsift.yaml': 'workers:\n  __proto__:\n    normal: { count: 1 }\n',
+    'local.d/rbl.yaml': 'rbls:\n  __proto__:\n    rbl: evil.example.net\n',
+  });
+  const proto = issues.filter((i) => i.found === '"__proto__"');
+  assert.deepEqual(proto.map((i) => [i.path, i.line, i.column]).sort(), [['rbls.__proto__', 2, 3], ['workers.__proto__', 2, 3]]);
+  assert.ok(proto.every((i) => /local\.d[/\\](mailsift|rbl)\.yaml$/.test(i.file)), JSON.stringify(proto));
+  assert.equal(({} as Record<string, unknown>).normal, undefined);
+});
+
+test('deepMerge keeps a `__proto__` key as an entry of the merged map', () => {
+  const over = JSON.parse('{"a":{"__proto__":{"injected":1},"b":2}}') as Record<string, unknown>;
+  const merged = deepMerge({ a: { c: 3 } }, over) as { a: Record<string, unknown> };
+  assert.deepEqual(Object.keys(merged.a).sort(), ['__proto__', 'b', 'c']);
+  assert.equal(merged.a.injected, undefined, 'the key did not become the prototype');
+  assert.equal(Object.getPrototypeOf(merged.a), Object.prototype);
 });

@@ -12,8 +12,23 @@ import { MESSAGES, request } from './harness.js';
 const isListen = (worker: string) => (l: LogLine) => l.worker === worker && typeof l.port === 'number' && /^listening on /.test(l.msg);
 const CONF = ['workers:', '  normal: { bind: "127.0.0.1:0" }', '  controller: { bind: "127.0.0.1:0", password: readpass, enable_password: enablepass }', 'data_dir: data', ''].join('\n');
 const PW: Array<[string, string]> = [['Password', 'enablepass']];
-/** Scans sent through the shared port; enough that round-robin reaches both workers. */
+/** Scans sent through the shared port, half to each worker. */
 const SCANS = 8;
+
+/**
+ * Runs `fn` while every worker but `pid` is stopped. The workers accept from the shared port
+ * themselves (supervisor.ts), and a stopped one accepts nothing, so every connection `fn` opens
+ * is `pid`'s: how a test reaches each worker for sure (an idle pair tends to let one take all).
+ */
+async function onlyWorker<T>(pid: number, all: Iterable<number>, fn: () => Promise<T>): Promise<T> {
+  const others = [...all].filter((p) => p !== pid);
+  for (const p of others) process.kill(p, 'SIGSTOP');
+  try {
+    return await fn();
+  } finally {
+    for (const p of others) process.kill(p, 'SIGCONT');
+  }
+}
 
 async function start(dir: string, single = false): Promise<{ srv: Running; normal: number; controller: number; pids: Set<number> }> {
   const srv = runCli(['serve', ...(single ? ['--single'] : ['--workers', '2']), '-c', dir]);
@@ -59,10 +74,15 @@ test('two workers, one controller: counters and history aggregate and survive a 
   let run = await start(dir);
   try {
     assert.equal(run.pids.size, 2, 'two worker processes');
-    // Each request on a new connection: node:cluster hands connections round-robin to the workers.
-    for (let i = 0; i < SCANS; i++) {
-      const r = await request(run.normal, { method: 'POST', path: '/checkv2', body: i % 2 ? gtube : ham });
-      assert.equal(r.status, 200);
+    // Half of the scans to each worker, a ham and a GTUBE in turn.
+    let i = 0;
+    for (const pid of run.pids) {
+      await onlyWorker(pid, run.pids, async () => {
+        for (let k = 0; k < SCANS / 2; k++, i++) {
+          const r = await request(run.normal, { method: 'POST', path: '/checkv2', body: i % 2 ? gtube : ham });
+          assert.equal(r.status, 200);
+        }
+      });
     }
     const stat = await until('counts', () => getJson<Stat>(run.controller, '/stat'), (s) => s.scanned === SCANS);
     assert.equal(stat.scanned, SCANS, 'every scan of both workers is counted once');

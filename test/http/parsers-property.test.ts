@@ -511,6 +511,14 @@ describe('HTTP encryption', () => {
       }),
       fcParams(200),
     );
+    // Header names are the peer's: `__proto__` (twice) and `constructor` are headers like the
+    // others, and the record is not re-parented (it was, to an array, by the second `__proto__`).
+    const odd = parseResponse(Buffer.from('HTTP/1.1 200 OK\r\n__proto__: a\r\n__proto__: b\r\nconstructor: c\r\nContent-Length: 0\r\n\r\n'));
+    assert.ok(odd);
+    assert.deepEqual(Object.keys(odd.headers), ['__proto__', 'constructor', 'content-length']);
+    assert.deepEqual(odd.headers['__proto__'], ['a', 'b']);
+    assert.equal(odd.headers['constructor'], 'c');
+    assert.equal(Object.getPrototypeOf(odd.headers), null);
   });
 });
 

@@ -113,7 +113,9 @@ export function parseResponse(bytes: Buffer): ParsedResponse | undefined {
   const lines = bytes.subarray(0, end).toString('latin1').split(/\r?\n/);
   const m = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
   if (!m) return undefined;
-  const headers: Record<string, string | string[]> = {};
+  // Header names are the peer's: no prototype, so `__proto__` is a header like the others and
+  // an absent name reads as undefined (a plain object re-parented itself to an array).
+  const headers = Object.create(null) as Record<string, string | string[]>;
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     if (colon <= 0) return undefined;

@@ -1,7 +1,7 @@
 // multimap (plugins.md §b.4): rules that look task values up in maps (file, http(s), inline)
 // and insert a symbol, a symbol named by the map value, or force an action.
 
-import { defineModule } from '../../plugin-api/index.js';
+import { dataRecord, defineModule } from '../../plugin-api/index.js';
 import type { MapDefinition, MapHandle, MapKind, SymbolDef, Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import { MultimapConfig } from './config.js';
@@ -86,7 +86,8 @@ export const multimapModule = defineModule<MultimapConfig>({
   config: MultimapConfig,
   async setup(ctx) {
     const compiled: CompiledRule[] = [];
-    const defs: Record<string, SymbolDef> = {};
+    // Symbol names are config values (`symbol:`, `symbols:`): a record without a prototype.
+    const defs = dataRecord<SymbolDef>();
     for (const [name, rule] of Object.entries(ctx.config.rules)) {
       const def = mapDefinition(rule, name);
       if (!def) {

@@ -1,6 +1,7 @@
 // Turns the rbl config (shipped lists merged with local.d) into compiled rules: defaults
 // applied, checks resolved, return codes compiled to regular expressions, result symbols known.
 // Pure: maps are opened by the caller.
+import { dataRecord } from '../../plugin-api/index.js';
 import { CHECK_TYPES, DEFAULT_REQUESTS_LIMIT } from './config.js';
 import type { CheckType, RblConfig, RblRule } from './config.js';
 import { DEFAULT_RULES } from './defaults.js';
@@ -88,7 +89,8 @@ function bitsOf(v: number | string | Array<number | string>): number[] {
 
 /** Shipped lists with the user's entries merged over them field by field. */
 export function mergedRules(cfg: RblConfig): Record<string, RblRule> {
-  const out: Record<string, RblRule> = {};
+  // Rule names are config keys: a record without a prototype (`out[k] ?? {}` finds only rules).
+  const out = dataRecord<RblRule>();
   for (const [k, r] of Object.entries(DEFAULT_RULES)) out[k] = { ...r };
   for (const src of [cfg.rbls, cfg.rules ?? {}]) {
     for (const [k, r] of Object.entries(src)) out[k] = { ...(out[k] ?? {}), ...r };

@@ -102,7 +102,7 @@ async function saveSymbols(ctx: ControllerContext, req: Request) {
   for (const [name, n] of checked.value) {
     const configured = ctx.engine.configuredScore(name)!;
     if (Math.abs(configured - n) <= SCORE_EPSILON) {
-      if (name in doc.scores) {
+      if (Object.hasOwn(doc.scores, name)) {
         delete doc.scores[name];
         changes++;
       }

@@ -10,6 +10,7 @@ import { compileRules, flagForSymbol, type FuzzyRule } from '../../fuzzy/rule.js
 import { FuzzyCheckConfig } from '../../fuzzy/rule-config.js';
 import { FUZZY_DEL, FUZZY_WRITE, type FuzzyCommandCode } from '../../fuzzy/wire.js';
 import { ControllerError, jsonReply } from './json.js';
+import { dataRecord } from '../../plugin-api/index.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
 const MODULE = 'fuzzy_check';
@@ -37,7 +38,8 @@ export function configuredFuzzyRules(ctx: ControllerContext): { rules: FuzzyRule
 export async function fuzzyStat(ctx: ControllerContext): Promise<Record<string, number>> {
   const r = configuredFuzzyRules(ctx);
   if (!('rules' in r)) return {};
-  const out: Record<string, number> = {};
+  // Keyed by rule names from the config: records without a prototype (records.ts).
+  const out = dataRecord<number>();
   await Promise.all(r.rules.map(async (rule) => {
     const n = await storageCount(rule);
     if (n !== undefined) out[rule.name] = n;
@@ -145,14 +147,14 @@ export function fuzzyRoutes(ctx: ControllerContext): ControllerRoute[] {
     const flag = flagText !== undefined && /^\d+$/.test(flagText) ? Number(flagText) : undefined;
     const chosen = rules.filter((r) => (want === undefined || r.name === want) && (flag === undefined || r.mappings.has(flag)));
     const msg = parseMessage(req.body);
-    const out: Record<string, string[]> = {};
+    const out = dataRecord<string[]>();
     for (const r of chosen) out[r.name] = messageHashes(msg, r).map((h) => h.digest.toString('hex'));
     return jsonReply({ success: true, hashes: out });
   };
 
   const storages = () => {
     const rules = 'rules' in configured ? configured.rules : [];
-    const out: Record<string, unknown> = {};
+    const out = dataRecord<unknown>();
     for (const r of rules) {
       out[r.name] = {
         read_servers: r.readServers.map((s) => `${s.host}:${s.port}`),

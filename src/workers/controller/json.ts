@@ -1,7 +1,7 @@
 // Controller reply bodies as Rspamd 3.4 writes them (controller.md §1.5, §1.6, §1.9): compact
 // JSON where fields typed "double" keep their decimal form (`15.0`, `0.000323`), and the error
-// body with its text inserted verbatim. Every family builds its replies with these helpers so
-// the framing (content types, reason phrases) is decided in one place.
+// body `{"error":"<text>"}`. Every family builds its replies with these helpers so the framing
+// (content types, reason phrases) is decided in one place.
 
 import type { Reply } from '../../http/types.js';
 
@@ -59,11 +59,14 @@ export function successReply(): Reply {
 }
 
 /**
- * ERR(code, text) of §1.6: reason phrase = text, body `{"error":"<text>"}` with the text not
- * escaped (what Rspamd sends; clients only show the reason phrase).
+ * ERR(code, text) of §1.6: reason phrase = text, body `{"error":"<text>"}`. Rspamd 3.4 inserts
+ * the text unescaped; here it is a JSON string, because texts carry request data (a Classifier
+ * header, a Message-ID, a plugin's message) that could otherwise end the string and add keys
+ * (`"success":true`) or make the body unparseable. For the ordinary texts (printable ASCII
+ * without `"` or `\`) the bytes are the same as 3.4's.
  */
 export function controllerError(status: number, text: string): Reply {
-  return { status, reason: text, contentType: JSON_TYPE, body: `{"error":"${text}"}` };
+  return { status, reason: text, contentType: JSON_TYPE, body: `{"error":${JSON.stringify(text)}}` };
 }
 
 /** A coded error a family throws; index.ts turns it into ERR(status, message). */

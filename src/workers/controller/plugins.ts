@@ -11,7 +11,7 @@
 import { basename } from 'node:path';
 import type { Request, Reply } from '../../http/types.js';
 import { parseMessage } from '../../message/parse-message.js';
-import { DEADLINE_PASSED, withDeadline } from '../../plugin-api/index.js';
+import { DEADLINE_PASSED, setOwn, withDeadline } from '../../plugin-api/index.js';
 import type { Message } from '../../plugin-api/index.js';
 import { controllerError, jsonReply } from './json.js';
 import { loadPluginTable } from './plugin-load.js';
@@ -59,12 +59,14 @@ function makeConn(): { conn: PluginConn; reply(): Reply | undefined } {
 }
 
 function paramsOf(req: Request, needTask: boolean): PluginParams {
+  // Parameter names are the client's: own properties even for `__proto__` (records.ts), on an
+  // ordinary object because the handler is a user's plugin.
   const params: PluginParams = {};
   const ct = req.headers.first('content-type') ?? '';
   if (!needTask && req.body.length > 0 && ct.toLowerCase().includes('application/x-www-form-urlencoded')) {
-    for (const [k, v] of new URLSearchParams(req.body.toString('utf8'))) params[k] = v;
+    for (const [k, v] of new URLSearchParams(req.body.toString('utf8'))) setOwn(params, k, v);
   }
-  for (const [k, v] of req.query) params[k] = v; // the query string wins over the body
+  for (const [k, v] of req.query) setOwn(params, k, v); // the query string wins over the body
   return params;
 }
 

@@ -4,9 +4,9 @@
 // the store, so a request is applied completely or not at all, and a refusal names the first
 // problem. Pure: the engine's view (known symbols, configured values) is passed in.
 //
-// Error texts go into the reason phrase and, unescaped, into the JSON error body (json.ts
-// controllerError, as 3.4 writes it), so they hold only printable ASCII without `"` or `\`:
-// client-supplied text is echoed only when it is a plain symbol name.
+// Error texts go into the reason phrase (where anything outside printable ASCII becomes a
+// space) and into the JSON error body (json.ts controllerError, escaped), so they keep to
+// printable ASCII: client-supplied text is echoed only when it is a plain symbol name.
 
 /** The /saveactions array positions (controller.md §4.9), highest threshold first. */
 export const SAVEACTIONS_ORDER = ['reject', 'rewrite subject', 'add header', 'greylist'] as const;

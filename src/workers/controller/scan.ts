@@ -20,7 +20,10 @@ export function scanRoutes(ctx: CoreContext): ControllerRoute[] {
     try {
       sr = decodeV2Request(req, layout, { maxMessage, dictionaries, log: ctx.log });
     } catch (err) {
+      // A coded error is the request's fault and keeps its text; anything else is a bug for the
+      // controller's one handler (index.ts errorToReply), which logs it before answering 500.
       const shape = classifyError(err);
+      if (!shape.known) throw err;
       return controllerError(shape.status, shape.message);
     }
     const startedAt = Date.now();
