@@ -173,6 +173,7 @@ describe('a real Postfix with smtpd_milters pointing at mailsift', { skip }, () 
     assert.match(sigs[0]!, /\bs=mail;/);
     const resolver = new Resolver();
     resolver.setServers([dns.address]);
+    // mailauth types its resolver as dns.resolve's overloads; resolve(name, type) is that function.
     const verdict = await dkimVerify(d.message, { resolver: ((name: string, type: string) => resolver.resolve(name, type)) as never });
     const results = verdict.results.map((x) => `${x.status.result} ${x.signingDomain ?? ''} ${x.info ?? ''}`);
     assert.deepEqual(verdict.results.map((x) => x.status.result), ['pass'], results.join('\n'));
