@@ -24,6 +24,7 @@ import { pathKey, readYamlSource, type Position } from './yaml-source.js';
 import { workerCrypt, type WorkerCryptConfig } from './schema-keypair.js';
 import type { FuzzyWorkerConfig } from '../fuzzy/worker-config.js';
 import { workerTls, type WorkerTlsConfig } from './schema-tls.js';
+import { proxyRuntimeConfig, type ProxyRuntimeConfig } from '../proxy/config.js';
 import type { LegacyCompat } from '../protocol/legacy-command.js';
 
 export const MAIN_FILE = 'mailsift.yaml';
@@ -87,6 +88,8 @@ export interface LoadedConfig {
     normal: NormalWorkerConfig;
     controller: ControllerWorkerConfig;
     fuzzy: FuzzyWorkerConfig;
+    /** The proxy worker (src/proxy/config.ts), resolved; `enabled` false unless configured. */
+    proxy: ProxyRuntimeConfig;
     /** Seconds a worker's event loop may go without a heartbeat before it is killed and replaced; 0: off. */
     watchdogTimeout: number;
     /** V8 heap cap of each worker process in bytes (`--max-old-space-size`); 0: V8's default. */
@@ -291,7 +294,7 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
     loadDictionary(absDir, cfg.workers.normal.zstd_output_dictionary, 'workers.normal.zstd_output_dictionary', mainDoc.blame),
   ]);
   issues.push(...[...input.issues, ...output.issues].map((i) => withPosition(mainDoc, i)));
-  const crypt = { normal: workerCrypt(cfg.workers.normal), controller: workerCrypt(cfg.workers.controller) };
+  const crypt = { normal: workerCrypt(cfg.workers.normal), controller: workerCrypt(cfg.workers.controller), proxy: workerCrypt(cfg.workers.proxy) };
   for (const [name, c] of Object.entries(crypt)) {
     if (c.problem) issues.push(withPosition(mainDoc, { file: mainDoc.blame, path: `workers.${name}.encrypted_only`, expected: c.problem, found: 'no keypair' }));
   }
@@ -299,14 +302,17 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
   for (const [name, t] of Object.entries(tls)) {
     for (const p of t.problems) issues.push(withPosition(mainDoc, { file: mainDoc.blame, path: `workers.${name}.tls.${p.key}`, expected: p.expected, found: p.found }));
   }
+  // Positions are looked up by dotted path; the message spells a list item as zod does (`bind[0]`).
+  issues.push(...proxyBindClashes(cfg).map((i) => ({ ...withPosition(mainDoc, { ...i, file: mainDoc.blame }), path: i.path.replace(/\.(\d+)$/, '[$1]') })));
   if (issues.length) return { issues };
 
   const hostname = cfg.hostname ?? osHostname();
   const allGroups: GroupsValue = mergeGroups(groups.data, cfg.groups);
   const normal = cfg.workers.normal;
+  const engine = toEngineConfig(cfg, allGroups, moduleConfigs.values, moduleConfigs.disabled, hostname);
   const config: LoadedConfig = {
     dir: absDir,
-    engine: toEngineConfig(cfg, allGroups, moduleConfigs.values, moduleConfigs.disabled, hostname),
+    engine,
     workers: {
       normal: {
         host: normal.bind.host,
@@ -326,6 +332,7 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
       },
       controller: { ...controllerConfig(cfg.workers.controller, absDir), ...(crypt.controller.crypt ? { crypt: crypt.controller.crypt } : {}), ...(tls.controller.tls ? { tls: tls.controller.tls } : {}) },
       fuzzy: cfg.workers.fuzzy,
+      proxy: proxyRuntimeConfig(cfg.workers.proxy, engine.actions, normal.legacy_compat),
       watchdogTimeout: cfg.workers.watchdog_timeout,
       maxHeap: cfg.workers.max_heap,
     },
@@ -344,6 +351,24 @@ export async function loadConfig(dir: string, opts: LoadOptions = {}): Promise<L
   const report = await readConfig(dir, opts);
   if (!report.config) throw new ConfigError(report.issues);
   return report.config;
+}
+
+/**
+ * A proxy bind on the scan or controller port: under node:cluster the workers would share that
+ * socket and each connection would land on either role at random.
+ */
+function proxyBindClashes(cfg: MainConfigValue): Array<Omit<ConfigIssue, 'file'>> {
+  const p = cfg.workers.proxy;
+  if (!p.enabled) return [];
+  const taken = new Map<string, string>([[`${cfg.workers.normal.bind.host}:${cfg.workers.normal.bind.port}`, 'workers.normal.bind']]);
+  if (cfg.workers.controller.enabled) taken.set(`${cfg.workers.controller.bind.host}:${cfg.workers.controller.bind.port}`, 'workers.controller.bind');
+  const out: Array<Omit<ConfigIssue, 'file'>> = [];
+  p.bind.forEach((b, i) => {
+    if (b.kind !== 'tcp' || b.port === 0) return;
+    const other = taken.get(`${b.host}:${b.port}`);
+    if (other) out.push({ path: `workers.proxy.bind.${i}`, expected: `an address no other worker listens on (${other} is ${b.text})`, found: `"${b.text}"` });
+  });
+  return out;
 }
 
 function controllerConfig(c: MainConfigValue['workers']['controller'], absDir: string): ControllerWorkerConfig {

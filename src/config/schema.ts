@@ -8,6 +8,7 @@ import { isServerAddress, parseBind, parseDuration, parseSize } from './values.j
 import { WorkerTlsKeys } from './schema-tls.js';
 import { WorkerCryptKeys } from './schema-keypair.js';
 import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
+import { ProxyWorkerSchema } from '../proxy/config-schema.js';
 import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
 import { DEFAULT_LEGACY_COMPAT, LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';
 
@@ -314,6 +315,8 @@ export const MainConfig = z.strictObject({
       normal: NormalWorker.prefault({}),
       controller: ControllerWorker.prefault({}),
       fuzzy: FuzzyWorkerSchema.prefault({}),
+      /** The proxy worker (src/proxy/config-schema.ts): milter and HTTP front ends, upstream groups. */
+      proxy: ProxyWorkerSchema.prefault({}),
       /** A worker whose event loop sends no heartbeat for this long is killed and replaced; 0: no watchdog. */
       watchdog_timeout: Duration.pipe(z.number().refine((v) => v === 0 || (v >= MIN_WATCHDOG_TIMEOUT_S && v <= MAX_WATCHDOG_TIMEOUT_S), `0 (off) or ${MIN_WATCHDOG_TIMEOUT_S} to ${MAX_WATCHDOG_TIMEOUT_S} seconds`)).default(30),
       /** V8 heap cap (`--max-old-space-size`) of every worker process; 0: V8's own default. */

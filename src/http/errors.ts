@@ -75,6 +75,18 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   LEARN_CONDITIONS_DENIED: { status: 204, domain: 'task-error' },
   LEARN_STORE_UNAVAILABLE: { status: 503, domain: 'task-error' },
   LEARN_STORE_FAILED: { status: 500, domain: 'task-error' },
+  // The proxy (src/proxy/, proxy-milter.md §3.11): an upstream group that could not answer. The
+  // message is the reason phrase Rspamd's proxy sends; the connection is closed after each.
+  ERR_RELAY_NO_BACKEND: { status: 404, domain: 'transport-error' },
+  ERR_RELAY_TIMEOUT: { status: 504, domain: 'transport-error' },
+  ERR_RELAY_RESET: { status: 502, domain: 'transport-error' },
+  ERR_RELAY_REFUSED: { status: 502, domain: 'transport-error' },
+  ERR_RELAY_FAILED: { status: 502, domain: 'transport-error' },
+  // The scanner's own error status, told to a legacy client (HTTP clients get the reply as is).
+  ERR_RELAY_REQUEST_REFUSED: { status: 400, domain: 'protocol-error' },
+  ERR_RELAY_UPSTREAM_ERROR: { status: 502, domain: 'transport-error' },
+  // A client naming a local file (`File`, `Path`) to the proxy, which reads none for its clients.
+  ERR_PROXY_SOURCE_FORBIDDEN: { status: 400, domain: 'protocol-error' },
   // HTTP encryption (src/http/crypt/): the connection is closed after each of these.
   ERR_CRYPT_REQUIRED: { status: 400, domain: 'transport-error' },
   ERR_CRYPT_BAD_KEY_HEADER: { status: 400, domain: 'transport-error' },

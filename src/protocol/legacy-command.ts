@@ -96,6 +96,7 @@ const EX_BY_CODE: Readonly<Record<string, number>> = {
   ERR_RELAY_RESET: EX.TEMPFAIL,
   ERR_RELAY_REFUSED: EX.TEMPFAIL,
   ERR_RELAY_FAILED: EX.TEMPFAIL,
+  ERR_RELAY_UPSTREAM_ERROR: EX.TEMPFAIL,
 };
 
 /** The status a failed request reports: the client's fault is EX_PROTOCOL, the server's EX_SOFTWARE. */

@@ -14,7 +14,11 @@ import { builtinModules } from '../modules/index.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
 import { startControllerWorker } from './controller.js';
 import { reloadTlsListeners, tlsListenOptions, type RunningWorker } from './listen.js';
-import { startNormalWorker } from './normal.js';
+import { createNormalHandler, startNormalWorker } from './normal.js';
+import { removeStaleSocket, startProxyWorker } from './proxy.js';
+import { needsSelfScan } from '../proxy/relay/proxy-relay.js';
+import { loadDictionaries } from '../http/zstd.js';
+import type { Handler } from '../http/types.js';
 import { startDynamicSync, type DynamicSync } from './dynamic-config.js';
 import { createMapRegistry } from '../maps/index.js';
 import { createHttpCrypt } from '../http/crypt/index.js';
@@ -29,7 +33,7 @@ import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS
 import { startWatchdogThread } from './watchdog-thread.js';
 import { forwardStderr } from './worker-stderr.js';
 
-export type WorkerRole = 'normal' | 'controller' | 'fuzzy';
+export type WorkerRole = 'normal' | 'controller' | 'fuzzy' | 'proxy';
 
 export interface ServeOptions {
   /** Configuration directory. */
@@ -63,6 +67,8 @@ const ROLE_ENV = 'MAILSIFT_WORKER_ROLE';
 const BOARD_DIR_ENV = 'MAILSIFT_SCAN_BOARD_DIR';
 /** Port the supervisor picked for a controller configured with port 0 (see freePort). */
 const CONTROLLER_PORT_ENV = 'MAILSIFT_CONTROLLER_PORT';
+/** Ports the supervisor picked for the proxy's TCP binds configured with port 0, as a JSON list by bind. */
+const PROXY_PORTS_ENV = 'MAILSIFT_PROXY_PORTS';
 
 type Listener = RunningWorker;
 
@@ -92,6 +98,43 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
     },
   });
   if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire, svc.stores.scan?.fuzzy));
+  if (role === 'proxy') {
+    const p = cfg.workers.proxy;
+    const plog = log.child('proxy');
+    let selfScan: Handler | undefined;
+    if (needsSelfScan(p)) {
+      // Self-scan (proxy-milter.md §3.13): the normal worker's route table over the proxy's own engine.
+      tuneV8ForScanning();
+      const scanner = await createEngine(cfg.engine, builtinModules, { log: log.child('engine'), stores: svc.stores, maps });
+      dynamic = startDynamicSync({ engine: scanner, kv: svc.stores.kv, log: plog });
+      await dynamic.ready;
+      const d = cfg.workers.normal.dictionaries;
+      selfScan = createNormalHandler({
+        scanner,
+        maxMessage: p.maxMessage,
+        dictionaries: loadDictionaries({ ...(d.input ? { input: d.input } : {}), ...(d.output ? { output: d.output } : {}) }),
+        log: plog,
+        onScan: svc.observeScan,
+        // The proxy's clients may not name local files (its front end refuses them before this).
+        fileInputPeers: [],
+        ...(board ? { board } : {}),
+      });
+    }
+    const handle = await startProxyWorker({
+      config: p,
+      log: plog,
+      ...(selfScan ? { selfScan } : {}),
+      ...(serverName ? { serverName } : {}),
+      onConnection: () => svc.recorder.connection(),
+      // Under node:cluster the supervisor removed stale socket files before any worker bound them.
+      removeStaleSockets: !cluster.isWorker,
+    });
+    handle.addresses.forEach((a, i) => {
+      const b = p.listen[i]!;
+      plog.info(`listening on ${a} (${p.mode})`, { worker: 'proxy', address: a, mode: p.mode, ...(b.kind === 'tcp' ? { host: b.host, port: Number(a.slice(a.lastIndexOf(':') + 1)) } : {}) });
+    });
+    return withServices(handle);
+  }
   if (role === 'normal') {
     tuneV8ForScanning();
     const w = cfg.workers.normal;
@@ -177,6 +220,7 @@ export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?:
   const listeners: Listener[] = [await startRole('normal', cfg, log, serverName, stats.hub, board)];
   if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName, stats.hub, board));
   if (cfg.workers.fuzzy.enabled) listeners.push(await startRole('fuzzy', cfg, log, serverName, stats.hub));
+  if (cfg.workers.proxy.enabled) listeners.push(await startRole('proxy', cfg, log, serverName, stats.hub, board));
   const heapLimit = v8.getHeapStatistics().heap_size_limit;
   // V8's limit adds the young generation to the old-space cap; a tenth more is still "the same cap".
   if (cfg.workers.maxHeap > 0 && heapLimit > cfg.workers.maxHeap * 1.1) {
@@ -285,6 +329,17 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
   if (cfg.workers.controller.enabled && cfg.workers.controller.port === 0) {
     controllerEnv[CONTROLLER_PORT_ENV] = String(await freePort(cfg.workers.controller.host));
   }
+  const proxyEnv: Record<string, string> = {};
+  const proxy = cfg.workers.proxy;
+  if (proxy.enabled) {
+    // A port 0 would be shared with the normal workers' port 0 under node:cluster (see freePort).
+    if (proxy.listen.some((b) => b.kind === 'tcp' && b.port === 0)) {
+      const ports = await Promise.all(proxy.listen.map((b) => (b.kind === 'tcp' && b.port === 0 ? freePort(b.host) : b.kind === 'tcp' ? b.port : 0)));
+      proxyEnv[PROXY_PORTS_ENV] = JSON.stringify(ports);
+    }
+    // Once, before any proxy worker binds: the primary binds for all of them.
+    for (const b of proxy.listen) if (b.kind === 'unix') await removeStaleSocket(b.path);
+  }
   const slog = log.child('supervisor');
   const watchdogMs = cfg.workers.watchdogTimeout * 1000;
   const boardDir = makeBoardDir(slog);
@@ -323,6 +378,7 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
   for (let i = 0; i < count; i++) slots.push({ role: 'normal', startedAt: 0, ready: false, crashes: 0 });
   if (cfg.workers.controller.enabled) slots.push({ role: 'controller', startedAt: 0, ready: false, crashes: 0 });
   if (cfg.workers.fuzzy.enabled) slots.push({ role: 'fuzzy', startedAt: 0, ready: false, crashes: 0 });
+  if (proxy.enabled) for (let i = 0; i < proxy.count; i++) slots.push({ role: 'proxy', startedAt: 0, ready: false, crashes: 0 });
   let stopping = false;
   let started = false; // every slot has been ready once: from now on crashes are restarted
 
@@ -333,7 +389,7 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     slot.stalledMs = undefined;
     slot.outOfHeap = false;
     slot.liveness = new Liveness(monotonicMs());
-    const worker = cluster.fork({ [ROLE_ENV]: slot.role, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}), ...(slot.role === 'controller' ? controllerEnv : {}) });
+    const worker = cluster.fork({ [ROLE_ENV]: slot.role, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}), ...(slot.role === 'controller' ? controllerEnv : {}), ...(slot.role === 'proxy' ? proxyEnv : {}) });
     stats.attach(worker);
     slot.worker = worker;
     const stderr = worker.process.stderr;
@@ -353,7 +409,8 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
       slot.liveness?.excuse(monotonicMs());
       if (!started && slots.every((s) => s.ready)) {
         started = true;
-        slog.info(`started ${count} normal worker(s)${cfg.workers.controller.enabled ? ' and a controller' : ''}`, { normal: count });
+        const proxies = proxy.enabled ? `, ${proxy.count} proxy worker(s)` : '';
+        slog.info(`started ${count} normal worker(s)${proxies}${cfg.workers.controller.enabled ? ' and a controller' : ''}`, { normal: count, ...(proxy.enabled ? { proxy: proxy.count } : {}) });
       }
     });
     worker.on('exit', (code, signal) => {
@@ -481,6 +538,13 @@ export async function serve(opts: ServeOptions): Promise<void> {
   if (cluster.isWorker) {
     const port = process.env[CONTROLLER_PORT_ENV];
     if (port) cfg.workers.controller.port = Number(port);
+    const proxyPorts = process.env[PROXY_PORTS_ENV];
+    if (proxyPorts) {
+      const ports = JSON.parse(proxyPorts) as number[];
+      cfg.workers.proxy.listen.forEach((b, i) => {
+        if (b.kind === 'tcp' && ports[i]) b.port = ports[i];
+      });
+    }
     return runClusterWorker(cfg, log, opts.serverName);
   }
   if (opts.single) return runSingle(cfg, log, opts.serverName);

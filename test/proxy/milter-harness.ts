@@ -220,8 +220,13 @@ export class TestMilterClient {
   }
 
   static connect(port: number): Promise<TestMilterClient> {
+    return TestMilterClient.connectTo({ host: '127.0.0.1', port });
+  }
+
+  /** A TCP address or a unix socket (`{ path }`). */
+  static connectTo(where: net.NetConnectOpts): Promise<TestMilterClient> {
     return new Promise((resolve, reject) => {
-      const s = net.connect(port, '127.0.0.1', () => resolve(new TestMilterClient(s)));
+      const s = net.connect(where, () => resolve(new TestMilterClient(s)));
       s.once('error', reject);
     });
   }
@@ -290,4 +295,59 @@ export class TestMilterClient {
   close(): void {
     this.socket.destroy();
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// An MTA's side of a session, as Postfix sends it
+
+export function macros(stage: string, pairs: Array<[string, string]>): Buffer {
+  return frame('D', stage + pairs.map(([k, v]) => `${k}\0${v}\0`).join(''));
+}
+
+/** A Postfix-like transaction: envelope, headers, body in one BODY chunk, EOB. */
+export function transaction(subject: string, body: string, extraHeaders: Array<[string, string]> = []): Buffer[] {
+  const headers: Array<[string, string]> = [
+    ['From', 'Alice <alice@example.org>'],
+    ['To', '<bob@example.com>'],
+    ['Subject', subject],
+    ['Date', 'Sat, 22 Nov 2026 02:00:00 +0000'],
+    ['Message-ID', `<${subject.replace(/\W/g, '')}@example.org>`],
+    ['MIME-Version', '1.0'],
+    ['Content-Type', 'text/plain; charset=utf-8'],
+    ...extraHeaders,
+  ];
+  return [
+    macros('M', [['i', 'QID1'], ['{auth_authen}', 'alice']]),
+    frame('M', '<alice@example.org>\0'),
+    frame('R', '<bob@example.com>\0'),
+    frame('T'),
+    ...headers.map(([k, v]) => frame('L', `${k}\0${v}\0`)),
+    frame('N'),
+    frame('B', body),
+    frame('E'),
+  ];
+}
+
+/**
+ * One connection as Postfix makes it: OPTNEG, CONNECT from 192.0.2.10:41234 with HELO, then each
+ * message's frames and its verdict, then QUIT. Returns each message's verdict frames; throws
+ * when the server does not close after QUIT.
+ */
+export async function mtaSession(client: TestMilterClient, messages: Buffer[][]): Promise<Frame[][]> {
+  client.send(optneg());
+  const neg = await client.readFrame();
+  if (neg === 'eof' || neg.cmd !== 'O') throw new Error('no OPTNEG reply');
+  client.send(macros('C', [['j', 'mx.test'], ['{daemon_name}', 'smtpd'], ['v', 'Postfix 3.7.11']]));
+  const port = Buffer.alloc(2);
+  port.writeUInt16BE(41234, 0);
+  client.send(frame('C', Buffer.concat([Buffer.from('mail.example.org\x004'), port, Buffer.from('192.0.2.10\0')])));
+  client.send(frame('H', 'mail.example.org\0'));
+  const out: Frame[][] = [];
+  for (const m of messages) {
+    for (const f of m) client.send(f);
+    out.push(await client.readVerdict(60_000));
+  }
+  client.send(frame('Q'));
+  if (!(await client.waitEnd())) throw new Error('the server did not close after QUIT');
+  return out;
 }

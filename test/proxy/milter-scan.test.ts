@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { RelayRequest, RelayResponse, ScanRelay } from '../../src/proxy/relay-types.js';
 import { startTestWorker, type TestWorker } from '../client/worker.js';
-import { describe, frame, optneg, startMilterServer, TestMilterClient, type Frame, type TestMilterServer } from './milter-harness.js';
+import { describe, frame, macros, optneg, startMilterServer, TestMilterClient, transaction, type Frame, type TestMilterServer } from './milter-harness.js';
 
 const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
 
@@ -37,34 +37,6 @@ function httpRelay(host: string, port: number): ScanRelay & { requests: RelayReq
       });
     },
   };
-}
-
-function macros(stage: string, pairs: Array<[string, string]>): Buffer {
-  return frame('D', stage + pairs.map(([k, v]) => `${k}\0${v}\0`).join(''));
-}
-
-/** A Postfix-like transaction: envelope, headers, body in one BODY chunk, EOB. */
-function transaction(subject: string, body: string, extraHeaders: Array<[string, string]> = []): Buffer[] {
-  const headers: Array<[string, string]> = [
-    ['From', 'Alice <alice@example.org>'],
-    ['To', '<bob@example.com>'],
-    ['Subject', subject],
-    ['Date', 'Sat, 22 Nov 2026 02:00:00 +0000'],
-    ['Message-ID', `<${subject.replace(/\W/g, '')}@example.org>`],
-    ['MIME-Version', '1.0'],
-    ['Content-Type', 'text/plain; charset=utf-8'],
-    ...extraHeaders,
-  ];
-  return [
-    macros('M', [['i', 'QID1'], ['{auth_authen}', 'alice']]),
-    frame('M', '<alice@example.org>\0'),
-    frame('R', '<bob@example.com>\0'),
-    frame('T'),
-    ...headers.map(([k, v]) => frame('L', `${k}\0${v}\0`)),
-    frame('N'),
-    frame('B', body),
-    frame('E'),
-  ];
 }
 
 suite('milter in front of a real scan worker', () => {
@@ -107,7 +79,6 @@ suite('milter in front of a real scan worker', () => {
     const [gtube, ham] = await run(transaction('Test spam', `Body\r\n${GTUBE}\r\n`), transaction('Lunch', 'Shall we meet at noon?\r\n'));
     assert.equal(describe(gtube![gtube!.length - 1]!), 'y 554 5.7.1 Gtube pattern\\0');
 
-    console.log('HAM', ham!.map(describe).map(s=>s.slice(0,90)));
     const final = ham![ham!.length - 1]!;
     assert.equal(final.cmd, 'a', `ham accepted: ${ham!.map(describe).join(' | ')}`);
     const added = ham!.filter((f) => f.cmd === 'h').map((f) => f.data.toString().split('\0')[0]);
@@ -126,7 +97,6 @@ suite('milter in front of a real scan worker', () => {
 
   it('an empty message (EOB right after the envelope) is scanned and answered', async () => {
     const [v] = await run([frame('M', '<alice@example.org>\0'), frame('R', '<bob@example.com>\0'), frame('E')]);
-    console.log('EMPTY', v!.map(describe));
     const final = v![v!.length - 1]!;
     assert.ok('aty'.includes(final.cmd), `a verdict: ${v!.map(describe).join(' | ')}`);
     assert.equal(relay.requests[relay.requests.length - 1]!.body.length, 0);
