@@ -77,7 +77,11 @@ test('while one of two scan workers is stalled, new scans go to the other; when 
     assert.deepEqual(outcomes.filter((o) => 'error' in o), [], 'every request was answered');
     assert.ok(outcomes.every((o) => 'action' in o && o.action === 'reject'));
     // Answered by the worker that was running, not queued behind the stalled one until its death.
-    for (const { qid } of outcomes) assert.ok(srv.lines.some((l) => l.msg === 'scanned' && l.queueId === qid && l.pid === survivor), `${qid} scanned by ${survivor}`);
+    // The worker's log line can reach us after its reply did, so each one is waited for.
+    for (const { qid } of outcomes) {
+      const line = await srv.waitFor((l) => l.msg === 'scanned' && l.queueId === qid, `the log line of ${qid}`, 10_000);
+      assert.equal(line.pid, survivor, `${qid} scanned by ${survivor}`);
+    }
     // The watchdog still does its part; the replacement serves the shared port too.
     await srv.waitFor((l) => l.workerPid === victim && /stalled/.test(l.msg), 'the watchdog to kill the stalled worker', 60_000);
     const replacement = await srv.waitFor((l) => isListen('normal')(l) && !normalPids.includes(l.pid), 'the replacement worker', 90_000);
