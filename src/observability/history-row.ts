@@ -56,11 +56,48 @@ function headerValues(block: string, wanted: ReadonlySet<string>): Map<string, s
   return out;
 }
 
-/** Addresses inside an address-list header value (the `<...>` part, or bare addr-specs). */
-function addresses(value: string): string[] {
+/** Characters of a bare address token: anything but blanks and the address-list punctuation. */
+function isBareAddressChar(c: number): boolean {
+  return !(c <= 32 || c === 0x3c || c === 0x3e || c === 0x2c || c === 0x3b || c === 0x3a || c === 0x22 || c === 0x28 || c === 0x29);
+}
+
+/** An `@` with at least one character on each side. */
+function hasInnerAt(s: string, from: number, to: number): boolean {
+  const at = s.indexOf('@', from + 1);
+  return at >= 0 && at < to - 1;
+}
+
+/**
+ * Addresses inside an address-list header value: the `<...>` part, or bare addr-specs. One pass
+ * that never backtracks: the regexp this replaces retried every start inside a long token without
+ * an `@`, so a 48 KB `To:` header cost seconds of CPU on every scan (history rows are built for
+ * every scan).
+ */
+export function addresses(value: string, max = MAX_MIME_RCPT): string[] {
   const out: string[] = [];
-  const re = /<([^<>\s]+@[^<>\s]+)>|([^\s<>,;:"()]+@[^\s<>,;:"()]+)/g;
-  for (let m = re.exec(value); m; m = re.exec(value)) out.push((m[1] ?? m[2])!);
+  const n = value.length;
+  let i = 0;
+  while (i < n && out.length < max) {
+    const c = value.charCodeAt(i);
+    if (c === 0x3c) {
+      // `<local@domain>`: the bracketed run stops at the next bracket or blank.
+      let j = i + 1;
+      while (j < n) {
+        const d = value.charCodeAt(j);
+        if (d === 0x3c || d === 0x3e || d <= 32) break;
+        j++;
+      }
+      if (j < n && value.charCodeAt(j) === 0x3e && hasInnerAt(value, i + 1, j)) {
+        out.push(value.slice(i + 1, j));
+        i = j + 1;
+      } else i++;
+    } else if (isBareAddressChar(c)) {
+      let k = i + 1;
+      while (k < n && isBareAddressChar(value.charCodeAt(k))) k++;
+      if (hasInnerAt(value, i, k)) out.push(value.slice(i, k));
+      i = k;
+    } else i++;
+  }
   return out;
 }
 
@@ -81,8 +118,8 @@ const WANTED = new Set(['from', 'to', 'cc', 'subject']);
 
 export function buildHistoryRow(result: ScanResult, meta: ScanMeta, message: Buffer, startedAt: number, legacyLayout = false): HistoryRow {
   const hv = headerValues(headerBlock(message), WANTED);
-  const mimeFrom = addresses(hv.get('from')?.[0] ?? '')[0];
-  const mimeRcpt = [...(hv.get('to') ?? []), ...(hv.get('cc') ?? [])].flatMap(addresses).slice(0, MAX_MIME_RCPT);
+  const mimeFrom = addresses(hv.get('from')?.[0] ?? '', 1)[0];
+  const mimeRcpt = [...(hv.get('to') ?? []), ...(hv.get('cc') ?? [])].flatMap((v) => addresses(v)).slice(0, MAX_MIME_RCPT);
   const rawSubject = hv.get('subject')?.[0];
   // Keyed by symbol name, which a request can choose (Settings `symbols`): no prototype (records.ts).
   const symbols = dataRecord<Record<string, unknown>>();
