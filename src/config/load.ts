@@ -68,6 +68,8 @@ export interface ControllerWorkerConfig {
   staticDir?: string;
   neighbours: Record<string, { host: string; path?: string }>;
   historyRows: number;
+  /** Prefix of the /metrics families (`service_`, or `rspamd_` for Rspamd's dashboards). */
+  metricsPrefix: string;
   errorElts: number;
   /** Refused authentications per address per minute before 429; 0 disables throttling. */
   authFailLimit: number;
@@ -384,6 +386,7 @@ function controllerConfig(c: MainConfigValue['workers']['controller'], absDir: s
     historyRows: c.history_rows,
     errorElts: c.error_elts,
     authFailLimit: c.auth_fail_limit,
+    metricsPrefix: c.metrics_prefix,
     fileInputPeers: c.file_input_peers,
   };
 }

@@ -2,6 +2,7 @@
 // defaults so an empty directory still yields a complete configuration. Key spellings follow
 // Rspamd where admins know them (`add_header`, `task_timeout`, `max_message`, `max_score`).
 
+import { DEFAULT_METRIC_PREFIX } from '../observability/openmetrics.js';
 import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../observability/log.js';
 import { isServerAddress, parseBind, parseDuration, parseSize } from './values.js';
@@ -110,6 +111,11 @@ const ControllerWorker = z.strictObject({
   error_elts: z.int().min(1).max(MAX_ERROR_ELTS).default(10),
   /** Refused authentications per address per minute before it gets 429; 0: no throttling. */
   auth_fail_limit: z.int().min(0).max(1_000_000).default(10),
+  /**
+   * Prefix of the /metrics families: `service_` as the interface names them, `rspamd_` to keep
+   * dashboards and alert rules written for Rspamd.
+   */
+  metrics_prefix: z.string().regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, 'an OpenMetrics name prefix (letters, digits, _ and :)').default(DEFAULT_METRIC_PREFIX),
   file_input_peers: FileInputPeers,
   // HTTP encryption (keypair, encrypted_only): see schema-keypair.ts.
   ...WorkerCryptKeys,

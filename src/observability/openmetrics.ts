@@ -23,7 +23,8 @@ export interface MetricsInput {
   fuzzy: Array<[string, number]>;
 }
 
-export const METRIC_PREFIX = 'service_';
+/** The prefix the interface gives the metric families; `workers.controller.metrics_prefix` changes it. */
+export const DEFAULT_METRIC_PREFIX = 'service_';
 export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 
 /** Label values escape `\`, `"` and newlines (OpenMetrics ABNF). */
@@ -37,8 +38,9 @@ function num(v: number): string {
 
 class Writer {
   lines: string[] = [];
+  constructor(private readonly prefix: string) {}
   block(name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Record<string, string> | undefined, number]>, prefixed = true): void {
-    const family = prefixed ? METRIC_PREFIX + name : name;
+    const family = prefixed ? this.prefix + name : name;
     this.lines.push(`# HELP ${family} ${help}`, `# TYPE ${family} ${type}`);
     for (const [labels, v] of samples) {
       const l = labels ? `{${Object.entries(labels).map(([k, x]) => `${k}="${labelValue(x)}"`).join(',')}}` : '';
@@ -47,8 +49,8 @@ class Writer {
   }
 }
 
-export function renderOpenMetrics(m: MetricsInput): string {
-  const w = new Writer();
+export function renderOpenMetrics(m: MetricsInput, prefix = DEFAULT_METRIC_PREFIX): string {
+  const w = new Writer(prefix);
   w.block('build_info', 'gauge', "A metric with a constant '1' value labeled by version from which the service was built.", [[{ version: m.version }, 1]]);
   w.block('config', 'gauge', "A metric with a constant '1' value labeled by id of the current config.", [[{ id: m.configId }, 1]]);
   w.block('scan_time_average', 'gauge', 'Average messages scan time.', [[undefined, m.scanTimeAverage]]);

@@ -75,3 +75,24 @@ test('/metrics: every metric of the table, typed and labelled, parsed by a real 
     await ctl.close();
   }
 });
+
+test('/metrics: metrics_prefix rspamd_ gives Rspamd dashboards their names; a bad prefix is refused', async () => {
+  const ctl = await startTestController('{ bind: "127.0.0.1:0", password: readpass, metrics_prefix: rspamd_ }');
+  try {
+    // The actions family appears once something was scanned, as in Rspamd.
+    const scan = await request(ctl.port, { method: 'POST', path: '/checkv2', headers: [['Password', 'readpass']], body: readFileSync(`${MESSAGES}/gtube.eml`) });
+    assert.equal(scan.status, 200);
+    await new Promise((r) => setTimeout(r, FLUSH_INTERVAL_MS + 100));
+    const r = await request(ctl.port, { method: 'GET', path: '/metrics', headers: [['Password', 'readpass']] });
+    assert.equal(r.status, 200);
+    const names = new Set(parsePrometheusTextFormat(r.body.toString('utf8')).map((f) => f.name));
+    for (const [name] of TABLE) {
+      const want = name.startsWith('service_') ? `rspamd_${name.slice('service_'.length)}` : name;
+      assert.ok(names.has(want), `${want} present`);
+    }
+    assert.ok(![...names].some((n) => n.startsWith('service_')), 'no service_ family left');
+  } finally {
+    await ctl.close();
+  }
+  await assert.rejects(startTestController('{ bind: "127.0.0.1:0", metrics_prefix: "bad prefix" }'), /metrics_prefix/);
+});

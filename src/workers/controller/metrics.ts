@@ -18,7 +18,7 @@ export function metricsRoutes(ctx: CoreContext): ControllerRoute[] {
       level: 'normal',
       async handler() {
         const [snap, stores] = await Promise.all([ctx.stats.view.snapshot(), storeFigures(ctx)]);
-        return { status: 200, contentType: OPENMETRICS_CONTENT_TYPE, body: renderOpenMetrics(metricsInput(ctx, snap, stores)) };
+        return { status: 200, contentType: OPENMETRICS_CONTENT_TYPE, body: renderOpenMetrics(metricsInput(ctx, snap, stores), ctx.config.workers.controller.metricsPrefix) };
       },
     },
     {
