@@ -26,6 +26,8 @@ import type { Stores } from '../storage/types.js';
 
 /** Group name of symbols that declare none (Rspamd's pseudo group). */
 export const UNGROUPED = 'ungrouped';
+/** The reason a module gives `ctx.disable` when its configuration switches it off or leaves it nothing to do. */
+export const OFF_BY_CONFIG = 'config';
 
 export interface SymbolInfo {
   name: string;
@@ -111,6 +113,7 @@ export class Registry {
 
   async #setupModules({ config, modules, log, stores, maps }: RegistryInput): Promise<void> {
     const pending: PendingItem[] = [];
+    const offByConfig: string[] = [];
     for (const mod of modules) {
       if (config.disabledModules.includes(mod.name)) {
         this.disabledModules.set(mod.name, 'disabled in config');
@@ -164,13 +167,17 @@ export class Registry {
       this.#addModuleSymbols(mod, declared);
       if (disabledReason !== undefined) {
         this.disabledModules.set(mod.name, disabledReason);
-        log.warn('module disabled', { module: mod.name, reason: disabledReason });
+        // Off by configuration is the normal state of several modules (their defaults): one info
+        // line below lists them; any other reason is a problem worth a warning of its own.
+        if (disabledReason === OFF_BY_CONFIG) offByConfig.push(mod.name);
+        else log.warn('module disabled', { module: mod.name, reason: disabledReason });
         continue;
       }
       pending.push(...mine);
       this.composites.push(...myComposites);
     }
     for (const p of pending) this.#addItem(p);
+    if (offByConfig.length > 0) log.info(`modules off by configuration: ${offByConfig.join(', ')}`, { modules: offByConfig });
   }
 
   #addModuleSymbols(mod: ModuleDefinition<unknown>, symbols: Readonly<Record<string, SymbolDef>> | undefined): void {

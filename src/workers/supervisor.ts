@@ -258,7 +258,10 @@ async function runClusterWorker(cfg: LoadedConfig, log: RootLogger, serverName?:
   try {
     listener = await startRole(role, cfg, log, serverName, undefined, board);
   } catch (err) {
-    log.error(`${role} worker failed to start: ${(err as Error).message}`, { worker: role, err: String((err as Error).stack ?? err) });
+    const listenProblem = listenErrorText(err);
+    // A port taken or not ours is an operator's problem, said in one line; anything else is ours, with its stack.
+    if (listenProblem) log.error(`${role} worker failed to start: ${listenProblem}`, { worker: role });
+    else log.error(`${role} worker failed to start: ${(err as Error).message}`, { worker: role, err: String((err as Error).stack ?? err) });
     process.exit(EXIT_STARTUP_FAILED);
   }
   let stopping = false;
@@ -549,4 +552,20 @@ export async function serve(opts: ServeOptions): Promise<void> {
   }
   if (opts.single) return runSingle(cfg, log, opts.serverName);
   return runPrimary(cfg, log, opts.workers ?? cfg.workers.normal.count);
+}
+
+/** Bind failures an operator fixes (port in use, privileged port, address not on this host), as one sentence. */
+function listenErrorText(err: unknown): string | undefined {
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  const where = e.address !== undefined ? `${e.address}${e.port !== undefined ? `:${e.port}` : ''}` : 'its address';
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return `cannot listen on ${where}: the address is already in use (another mailsift or Rspamd running?)`;
+    case 'EACCES':
+      return `cannot listen on ${where}: permission denied (a port below 1024 needs root or CAP_NET_BIND_SERVICE)`;
+    case 'EADDRNOTAVAIL':
+      return `cannot listen on ${where}: that address is not on this host`;
+    default:
+      return undefined;
+  }
 }

@@ -99,8 +99,17 @@ test('serve refuses to start half-configured', async () => {
   try {
     const { code: c2 } = await cl.exited;
     assert.notEqual(c2, 0);
-    assert.match(cl.output(), /EADDRINUSE/);
+    // One sentence an operator can act on, without a stack trace.
+    const why = cl.lines.find((l) => /failed to start/.test(l.msg));
+    assert.ok(why, cl.output());
+    assert.equal(why.msg, `normal worker failed to start: cannot listen on 127.0.0.1:${taken}: the address is already in use (another mailsift or Rspamd running?)`);
+    assert.equal(why.err, undefined, 'no stack trace in the line');
+    assert.ok(!/\n\s+at /.test(cl.output()), 'no stack trace anywhere');
     assert.ok(cl.lines.some((l) => /before it was ready; stopping/.test(l.msg)), cl.output());
+    // Modules off by default are one info line, not a warning each.
+    assert.ok(!cl.lines.some((l) => l.msg === 'module disabled' && l.reason === 'config'), 'no warning per module off by configuration');
+    const off = cl.lines.find((l) => /^modules off by configuration: /.test(l.msg));
+    assert.ok(off && off.level === 30 && (off.modules as string[]).includes('greylist'), cl.output());
   } finally {
     cl.child.kill('SIGKILL');
     blocker.close();
