@@ -18,10 +18,14 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** `mailsift serve -c dir`, run as `prefix… node …` (e.g. `ip netns exec ns`). */
-export function serve(dir: string, extra: string[] = [], prefix: string[] = []): Served {
+/**
+ * `mailsift serve -c dir`, run as `prefix… node …` (e.g. `ip netns exec ns`). `detached`: the
+ * child leads a process group of its own, so a test can kill it whole (`process.kill(-pid)`),
+ * as a machine losing power would.
+ */
+export function serve(dir: string, extra: string[] = [], prefix: string[] = [], opts: { detached?: boolean } = {}): Served {
   const cmd = [...prefix, process.execPath, '--import', 'tsx', 'src/cli/mailsift.ts', 'serve', '-c', dir, ...extra];
-  const child = spawn(cmd[0]!, cmd.slice(1), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd[0]!, cmd.slice(1), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
   const lines: LogLine[] = [];
   let text = '';
   let partial = '';
