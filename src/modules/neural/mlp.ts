@@ -164,7 +164,7 @@ const BETA2 = 0.999;
 const EPS = 1e-8;
 
 /**
- * Train `net` in place on the samples (shuffled, 10 % held out), Adam, mini-batches; the
+ * Train `net` in place on the samples (shuffled, 10 % held out), Adam, mini-batches of 64 (KANN's size); the
  * weights of the epoch with the lowest held-out cost are kept.
  */
 export async function trainMlp(net: Mlp, samples: readonly Sample[], opts: TrainOptions): Promise<TrainReport> {
@@ -178,7 +178,7 @@ export async function trainMlp(net: Mlp, samples: readonly Sample[], opts: Train
   const nValid = samples.length >= 20 ? Math.floor(samples.length * (opts.validation ?? 0.1)) : 0;
   const valid = order.slice(0, nValid);
   const train = order.slice(nValid);
-  const batch = Math.max(1, opts.batchSize ?? 32);
+  const batch = Math.max(1, opts.batchSize ?? 64);
   const lr = opts.learningRate;
   const sliceMs = opts.sliceMs ?? 4;
 
