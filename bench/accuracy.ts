@@ -24,6 +24,7 @@ import { rocAuc } from './accuracy-metrics.js';
 import { runRulesOnly } from './accuracy-rules.js';
 import { createNetServices } from '../src/plugin-api/net/index.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
+import { neuralCapture, reportNeural, type NeuralItem } from './accuracy-neural.js';
 
 const FOLDS = 5;
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -74,9 +75,10 @@ async function main(): Promise<void> {
     .option('--dump-json <file>', 'write each scan\'s symbols, score and Bayes probability to this file (input for analysis and score tuning)')
     .option('--recorded-envelope', 'with --rules-only: pass the envelope the corpus MTA recorded (sender IP, HELO, Return-Path) instead of none')
     .option('--seed <n>', 'shuffle seed of the fold split (default: the fixed one, so runs compare)', (v) => Number.parseInt(v, 10))
+    .option('--neural', 'also train the neural network per fold on the other folds\' symbol vectors and report what it adds (bench/accuracy-neural.ts)')
     .option('--guarded', 'learn as /learnspam does without Learn-Type: bulk: skip messages already classified with 95 % confidence')
     .parse();
-  const opts = program.opts<{ conf: string; limit?: number; window?: number; guarded?: boolean; rulesOnly?: boolean; verbose?: boolean; recordedEnvelope?: boolean; dumpJson?: string; seed?: number }>();
+  const opts = program.opts<{ conf: string; limit?: number; window?: number; guarded?: boolean; rulesOnly?: boolean; verbose?: boolean; recordedEnvelope?: boolean; dumpJson?: string; seed?: number; neural?: boolean }>();
   const cfg = await loadConfig(opts.conf);
   const addHeader = cfg.engine.actions['add header']?.threshold ?? cfg.engine.actions['add_header']?.threshold ?? 6;
   if (opts.rulesOnly) {
@@ -88,7 +90,9 @@ async function main(): Promise<void> {
   const corpus = shuffled(await loadCorpus(repoRoot(), opts.limit), opts.seed ?? SHUFFLE_SEED);
   const parsed = corpus.map((m) => parseMessage(m.bytes));
   const fold = corpus.map((_, i) => i % FOLDS);
-  const modules = [...builtinModules.filter((m) => m.name !== 'bayes'), bayesModule];
+  const capture = opts.neural ? neuralCapture() : undefined;
+  const modules = [...builtinModules.filter((m) => m.name !== 'bayes'), bayesModule, ...(capture ? [capture.module] : [])];
+  const neuralItems: NeuralItem[] = [];
 
   // DNS as in the rules-only run: a loopback server answering NXDOMAIN at once, so network rules
   // run their real code but cannot hit, and no scan waits on a resolver the machine may not reach.
@@ -119,6 +123,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < corpus.length; i++) {
       if (fold[i] !== k) continue;
       const r = await engine.scan(corpus[i]!.bytes, emptyMeta());
+      const vec = capture?.take();
+      if (vec) neuralItems.push({ spam: corpus[i]!.group === 'spam-1', score: r.score, fold: k, vec });
       // The same classification again, outside the engine, for the probability unrounded.
       const exact = await classifier.classify(store, classifier.tokenize(parsed[i]!), classifier.scope(''));
       const b = r.symbols.find((s) => s.name === 'BAYES_SPAM' || s.name === 'BAYES_HAM');
@@ -153,6 +159,8 @@ async function main(): Promise<void> {
   const strongSpam = spam.filter((s) => s.prob >= 0.99);
   console.log(`spam below the threshold although Bayes is >= 99 % sure: ${strongSpam.filter((s) => s.score < addHeader).length}/${spam.length - tp.length}`);
   for (const s of fp) console.log(`  FP ${s.msg.name} score ${s.score.toFixed(2)} ${s.bayes ?? ''}`);
+  const profile = capture?.profile();
+  if (capture && profile) await reportNeural(neuralItems, FOLDS, profile);
 }
 
 await main();

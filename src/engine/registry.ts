@@ -15,6 +15,7 @@ import type {
   SymbolDef,
   SymbolFlag,
   SymbolRegistration,
+  SymbolTableEntry,
   Task,
 } from '../plugin-api/index.js';
 import { dataRecord, STAGES } from '../plugin-api/index.js';
@@ -155,6 +156,12 @@ export class Registry {
         },
         disable(reason: string): void {
           disabledReason = reason;
+        },
+        symbolTable(): readonly SymbolTableEntry[] {
+          if (!registry.#sealed) {
+            throw new EngineError('ENGINE_NOT_SEALED', `module ${mod.name}: symbolTable() called during setup (call it from a callback)`);
+          }
+          return registry.#symbolTable();
         },
       };
       try {
@@ -302,6 +309,29 @@ export class Registry {
       }
     }
     this.#sealed = true;
+  }
+
+  #table: SymbolTableEntry[] | undefined;
+
+  /** What ModuleContext.symbolTable() returns; built once, after sealing. */
+  #symbolTable(): SymbolTableEntry[] {
+    if (this.#table) return this.#table;
+    const composites = new Set(this.composites.map((c) => c.name));
+    const out: SymbolTableEntry[] = [];
+    for (const s of this.symbols.values()) {
+      const flags = new Set<SymbolFlag>();
+      const stages = new Set<Stage>();
+      for (const i of s.items) {
+        for (const f of i.flags) flags.add(f);
+        stages.add(i.stage);
+      }
+      const moduleOff = s.module !== undefined && this.disabledModules.has(s.module);
+      const itemsOff = s.items.length > 0 && s.items.every((i) => i.disabled || this.disabledModules.has(i.module));
+      out.push({ name: s.name, score: s.score, group: s.group, composite: composites.has(s.name), disabled: s.disabled || moduleOff || itemsOff, flags: [...flags], stages: [...stages] });
+    }
+    out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.#table = out;
+    return out;
   }
 
   /** Topological order inside one stage, ties broken by priority then registration order. */

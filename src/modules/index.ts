@@ -26,13 +26,14 @@ import { greylistModule } from './greylist/index.js';
 import { repliesModule } from './replies/index.js';
 import { contentHeuristicsModule } from './content-heuristics/index.js';
 import { maillistModule } from './maillist/index.js';
+import { neuralModule } from './neural/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
 export { rblModule };
 export { phishingModule, hfilterModule, htmlChecksModule, urlChecksModule };
 export { headerRegexpsModule, compositesModule, maillistModule };
-export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule };
+export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule, neuralModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -62,4 +63,5 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   ratelimitModule,
   greylistModule,
   repliesModule,
+  neuralModule,
 ];

@@ -177,6 +177,26 @@ export interface ModuleContext<C> {
   readonly stores?: Stores;
   /** Maps (plugins.md §b): declare one in setup, look keys up in callbacks; reloaded in the background. */
   readonly maps: ModuleMaps;
+  /**
+   * Every symbol the engine knows, sorted by name. Complete only once every module is set up,
+   * so it throws during setup: call it from a callback (neural builds its input profile from it).
+   */
+  symbolTable(): readonly SymbolTableEntry[];
+}
+
+/** One symbol as the sealed registry knows it (ModuleContext.symbolTable). */
+export interface SymbolTableEntry {
+  name: string;
+  /** Configured weight (0 when nothing gives one). */
+  score: number;
+  group: string;
+  composite: boolean;
+  /** Disabled in config, by its module, or with every callback that inserts it. */
+  disabled: boolean;
+  /** Union of the flags of the callbacks that may insert it (empty for a symbol no callback declares). */
+  flags: readonly SymbolFlag[];
+  /** Stages of those callbacks. */
+  stages: readonly Stage[];
 }
 
 export interface ModuleMaps {

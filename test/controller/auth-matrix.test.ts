@@ -44,6 +44,7 @@ const LEVELS: Record<string, AuthLevel> = {
   '/bayes/classifiers': 'normal', '/plugins/fuzzy/hashes': 'normal', '/plugins/fuzzy/storages': 'normal',
   '/statreset': 'enable', '/errors': 'enable', '/historyreset': 'enable', '/saveactions': 'enable', '/savesymbols': 'enable',
   '/savemap': 'enable', '/learnspam': 'enable', '/learnham': 'enable', '/fuzzyadd': 'enable', '/fuzzydel': 'enable', '/fuzzydelhash': 'enable',
+  '/plugins/neural/learn': 'enable',
 };
 
 const MESSAGE = 'From: a@example.com\r\nTo: b@example.net\r\nSubject: matrix\r\nMessage-ID: <matrix@example.com>\r\n\r\nHello from the auth matrix.\r\n';
@@ -80,6 +81,7 @@ function probes(engine: Engine): Record<string, Probe> {
     '/plugins/maps/query': { query: 'value=192.0.2.1' },
     '/plugins/maps/query_specific': { query: 'maps=none&value=192.0.2.1', status: 404, reason: 'no such map: none' },
     '/plugins/maps/query_json': { method: 'POST', body: '{"values":["192.0.2.1"]}' },
+    '/plugins/neural/learn': { method: 'POST', body: '{}', status: 404, reason: 'neural module is not configured' },
   };
 }
 

@@ -30,6 +30,7 @@ import { statRoutes } from './stat.js';
 import { configEditRoutes } from './config-edit.js';
 import { mapsRoutes } from './maps.js';
 import { pluginsRoutes } from './plugins.js';
+import { neuralRoutes } from './neural.js';
 import { serveStatic } from './static.js';
 import type { AuthLevel, ControllerContext, ControllerRoute, ControllerSession } from './types.js';
 
@@ -52,6 +53,7 @@ const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<
   scanRoutes,
   learnRoutes,
   fuzzyRoutes,
+  neuralRoutes,
 ];
 
 /** Static files (controller.md §1.8, static.ts), tried for paths no route matched. */
