@@ -31,6 +31,7 @@ import {
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_SCAN_TIMEOUT_MS,
   waitReady,
+  plainRedisMessage,
   type RedisClient,
   type RedisConnectionConfig,
 } from './redis/client.js';
@@ -186,7 +187,7 @@ function sqliteOpenError(err: unknown, loc: SqliteLocation): StoreError {
 async function waitOrWarn(c: PooledClient, timeoutMs: number, log: Logger): Promise<void> {
   let last: string | undefined;
   const onError = (err: Error): void => {
-    last = err.message;
+    last = plainRedisMessage(err.message);
   };
   c.client.on('error', onError);
   try {

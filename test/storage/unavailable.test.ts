@@ -55,6 +55,27 @@ describe('redis store unavailable', () => {
     }
   });
 
+  it('a port where something else answers (HTTP) is named as not Redis, not as an ioredis bug', async () => {
+    const http = await import('node:http');
+    const srv = http.createServer((_req, res) => res.end('hello'));
+    // ioredis's first command gets an HTTP/1.1 400 back for its RESP bytes.
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as { port: number }).port;
+    const warnings: string[] = [];
+    const log = { ...quietLog, warn: (msg: string, f?: Record<string, unknown>) => warnings.push(`${msg} ${String(f?.error ?? '')}`) };
+    const s = await openStores({ dataDir: tmpdir(), stores: storesConfig({ backend: 'redis', redis: { servers: [`127.0.0.1:${port}`] } }) }, log as typeof quietLog);
+    try {
+      const r = await timed(s.kv.incrBy('k', 1));
+      assert.ok(r.err, 'the call fails');
+      const text = `${String(r.err)} ${warnings.join(' ')}`;
+      assert.match(text, /does not speak Redis/);
+      assert.doesNotMatch(text, /Please report this/);
+    } finally {
+      await s.close();
+      srv.close();
+    }
+  });
+
   describe('a server that goes away and comes back', { skip: haveRedisServer() ? false : 'redis-server is not installed' }, () => {
     let dir: string;
     let server: RedisServer;

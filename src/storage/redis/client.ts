@@ -55,11 +55,20 @@ const SENTINEL_PORT = 26379;
 // to a command the server rejected.
 const TRANSIENT_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS|MOVED|ASK)\b/;
 
+/**
+ * ioredis's message, except when its parser met something that is not RESP (an HTTP server, SSH
+ * or TLS on that port): ioredis then asks the reader to report a bug, which misleads an operator.
+ */
+export function plainRedisMessage(raw: string): string {
+  if (!/^(Unknown RESP type|Protocol error)/.test(raw)) return raw;
+  return `the server at this address does not speak Redis (${raw.replace(/\.? ?Please report this\.?$/, '')})`;
+}
+
 /** Turns an ioredis error into a StoreError. */
 export function redisError(err: unknown, what: string): StoreError {
   if (err instanceof StoreError) return err;
   const e = err as { name?: unknown; message?: unknown };
-  const msg = typeof e.message === 'string' ? e.message : String(err);
+  const msg = plainRedisMessage(typeof e.message === 'string' ? e.message : String(err));
   const failed = e.name === 'ReplyError' && !TRANSIENT_REPLY.test(msg);
   return new StoreError(failed ? 'STORE_FAILED' : 'STORE_UNAVAILABLE', `redis ${what}: ${msg}`, { cause: err });
 }
@@ -79,7 +88,7 @@ function outageLogger(log: Logger, label: string): (err: Error) => void {
     const now = Date.now();
     if (now - last < LOG_EVERY_MS) return;
     last = now;
-    log.warn('redis store unreachable', { redis: label, error: err.message });
+    log.warn('redis store unreachable', { redis: label, error: plainRedisMessage(err.message) });
   };
 }
 
