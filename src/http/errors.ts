@@ -68,7 +68,8 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   // as ERR(status, text). This entry is the fallback if one ever escapes to another layer.
   ERR_CONTROLLER: { status: 500, domain: 'protocol-error' },
   // Learning (src/stats LearnError, rendered by the controller's /learnspam and /learnham with
-  // Rspamd 3.4's statuses: 204 and 208 carry an error body there).
+  // Rspamd 3.4's statuses: 208 carries the error body; a 204 has none, its text is the reason
+  // phrase, src/http/reply.ts statusForbidsBody).
   LEARN_ALREADY_LEARNED: { status: 208, domain: 'task-error' },
   LEARN_TOO_FEW_TOKENS: { status: 204, domain: 'task-error' },
   LEARN_TOO_MANY_TOKENS: { status: 204, domain: 'task-error' },

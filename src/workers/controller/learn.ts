@@ -39,7 +39,8 @@ export function learnRoutes(ctx: ControllerContext): ControllerRoute[] {
         // LearnError codes are in the one error table (src/http/errors.ts) with Rspamd's statuses.
         const status = code !== undefined ? ERROR_TABLE[code]?.status : undefined;
         if (status === undefined) throw err;
-        // A classifier whose conditions refused is skipped; Rspamd answers 204 only when all did.
+        // A classifier whose conditions refused is skipped; Rspamd answers 204 only when all did
+        // (a bodiless 204: the text is the reason phrase, json.ts controllerError).
         if (code === 'LEARN_CONDITIONS_DENIED') {
           denied = err as Error;
           continue;
