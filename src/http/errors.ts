@@ -76,6 +76,11 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   LEARN_CONDITIONS_DENIED: { status: 204, domain: 'task-error' },
   LEARN_STORE_UNAVAILABLE: { status: 503, domain: 'task-error' },
   LEARN_STORE_FAILED: { status: 500, domain: 'task-error' },
+  // Stores (src/storage StoreError): down or not answering in time is temporary (503, retry
+  // later); a store that answered with an error is the server's fault (500). The controller's
+  // endpoints name the store in the text (src/workers/controller/store-outage.ts).
+  STORE_UNAVAILABLE: { status: 503, domain: 'task-error' },
+  STORE_FAILED: { status: 500, domain: 'task-error' },
   // The proxy (src/proxy/, proxy-milter.md §3.11): an upstream group that could not answer. The
   // message is the reason phrase Rspamd's proxy sends; the connection is closed after each.
   ERR_RELAY_NO_BACKEND: { status: 404, domain: 'transport-error' },

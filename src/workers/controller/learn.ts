@@ -7,6 +7,7 @@ import { parseMessage } from '../../message/parse-message.js';
 import type { BayesClass } from '../../storage/types.js';
 import { BayesClassifier, bayesConfig, principalUser, type LearnErrorCode } from '../../stats/index.js';
 import { ControllerError, jsonReply, successReply } from './json.js';
+import { logStoreOutage } from './store-outage.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
 /** The configured classifiers (one today: the bayes module's), none when the module is off. */
@@ -45,7 +46,8 @@ export function learnRoutes(ctx: ControllerContext): ControllerRoute[] {
           denied = err as Error;
           continue;
         }
-        if (code === 'LEARN_STORE_UNAVAILABLE' || code === 'LEARN_STORE_FAILED') ctx.log.error('learn failed: statistics store', { error: String((err as Error).cause ?? err) });
+        // Once per period, not per request: a learning client retrying in a loop floods nothing.
+        if (code === 'LEARN_STORE_UNAVAILABLE' || code === 'LEARN_STORE_FAILED') logStoreOutage(ctx.log, 'statistics', err);
         throw new ControllerError(status, (err as Error).message);
       }
     }
