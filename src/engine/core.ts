@@ -26,6 +26,9 @@ export interface EngineCore {
   readonly net: NetServices;
   /** Which ready scan runs next (the oldest): asked at each stage boundary. */
   readonly turns: CpuTurns;
-  /** A callback threw or rejected: log it and count it against the symbol. */
-  recordError(item: ItemInfo, err: unknown): void;
+  /**
+   * A callback threw or rejected: log it (error level, with module, symbol and the message's
+   * Message-ID) and count it against the symbol.
+   */
+  recordError(item: ItemInfo, err: unknown, messageId: string): void;
 }

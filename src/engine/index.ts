@@ -149,10 +149,21 @@ class EngineImpl implements Engine, EngineCore {
     this.#resolver = createSettingsResolver(registry, config.settings);
   }
 
-  recordError(item: ItemInfo, err: unknown): void {
+  recordError(item: ItemInfo, err: unknown, messageId: string): void {
     this.#errors.set(item.name, (this.#errors.get(item.name) ?? 0) + 1);
     const e = err instanceof Error ? err : new Error(String(err));
-    this.log.error('symbol callback failed', { symbol: item.name, module: item.module, error: e.message, stack: e.stack });
+    // A module that throws is a bug to fix (a failed check is a result, never an exception): the
+    // line names module, symbol and message so it can be found, by an operator in /errors (the
+    // text and `id` are what the ring keeps) and by the fuzzer in the log.
+    this.log.error(`symbol callback failed: ${item.module}/${item.name}: ${e.name}: ${e.message}`, {
+      symbol: item.name,
+      module: item.module,
+      messageId,
+      id: messageId,
+      error: e.message,
+      errorName: e.name,
+      stack: e.stack,
+    });
   }
 
   async scan(message: Buffer, meta: ScanMeta): Promise<ScanResult> {

@@ -78,7 +78,7 @@ export class TaskNetScope implements NetScope {
         try {
           fn();
         } catch (err) {
-          task.core.recordError(item, err);
+          task.core.recordError(item, err, task.messageIdForLog());
         } finally {
           task.runningItem = prev;
         }

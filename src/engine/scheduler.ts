@@ -101,7 +101,7 @@ function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
   try {
     r = item.check(item.asyncScope ? task.forItem(item) : task);
   } catch (err) {
-    task.core.recordError(item, err);
+    task.core.recordError(item, err, task.messageIdForLog());
     task.itemTimes[item.id] = (performance.now() - t0) / 1000;
     return undefined;
   } finally {
@@ -116,7 +116,7 @@ function runItem(task: ScanTask, item: ItemInfo): Promise<void> | undefined {
     }
     r = events;
   }
-  let p: Promise<void> = r.then(() => task.netScope?.drained(item.id), (err: unknown) => task.core.recordError(item, err));
+  let p: Promise<void> = r.then(() => task.netScope?.drained(item.id), (err: unknown) => task.core.recordError(item, err, task.messageIdForLog()));
   if (item.timeout !== undefined) p = withItemTimeout(task, item, p);
   const done = p.then(() => {
     task.pending?.delete(item.id);

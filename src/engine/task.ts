@@ -157,6 +157,18 @@ export class ScanTask implements Task {
     return this.#message;
   }
 
+  /**
+   * The Message-ID for a log line about this task, `undef` when there is none; never throws
+   * (it is asked for while reporting a failure, which may be the parse's own).
+   */
+  messageIdForLog(): string {
+    try {
+      return this.message.messageId ?? 'undef';
+    } catch {
+      return 'undef';
+    }
+  }
+
   /** Whether the message was parsed (the reply carries a message-id only then). */
   get parsed(): boolean {
     return this.#message !== undefined;

@@ -68,13 +68,19 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   // as ERR(status, text). This entry is the fallback if one ever escapes to another layer.
   ERR_CONTROLLER: { status: 500, domain: 'protocol-error' },
   // Learning (src/stats LearnError, rendered by the controller's /learnspam and /learnham with
-  // Rspamd 3.4's statuses: 204 and 208 carry an error body there).
+  // Rspamd 3.4's statuses: 208 carries the error body; a 204 has none, its text is the reason
+  // phrase, src/http/reply.ts statusForbidsBody).
   LEARN_ALREADY_LEARNED: { status: 208, domain: 'task-error' },
   LEARN_TOO_FEW_TOKENS: { status: 204, domain: 'task-error' },
   LEARN_TOO_MANY_TOKENS: { status: 204, domain: 'task-error' },
   LEARN_CONDITIONS_DENIED: { status: 204, domain: 'task-error' },
   LEARN_STORE_UNAVAILABLE: { status: 503, domain: 'task-error' },
   LEARN_STORE_FAILED: { status: 500, domain: 'task-error' },
+  // Stores (src/storage StoreError): down or not answering in time is temporary (503, retry
+  // later); a store that answered with an error is the server's fault (500). The controller's
+  // endpoints name the store in the text (src/workers/controller/store-outage.ts).
+  STORE_UNAVAILABLE: { status: 503, domain: 'task-error' },
+  STORE_FAILED: { status: 500, domain: 'task-error' },
   // The proxy (src/proxy/, proxy-milter.md §3.11): an upstream group that could not answer. The
   // message is the reason phrase Rspamd's proxy sends; the connection is closed after each.
   ERR_RELAY_NO_BACKEND: { status: 404, domain: 'transport-error' },

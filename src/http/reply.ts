@@ -42,15 +42,33 @@ function safeReason(reason: string): string {
   return out;
 }
 
+/**
+ * 1xx, 204 and 304 replies end at their header block (RFC 9110 §6.4.1): a body there would be
+ * read by the client as the start of the next reply. Rspamd 3.4 sends its 204 learn refusals
+ * with a body anyway (controller.md §1.6); here the text travels in the reason phrase only.
+ */
+export function statusForbidsBody(status: number): boolean {
+  return status < 200 || status === 204 || status === 304;
+}
+
+/** The bytes to send after the head: none for a status that forbids a body. */
+export function replyBodyBytes(reply: Reply): Buffer {
+  if (statusForbidsBody(reply.status)) return Buffer.alloc(0);
+  return typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+}
+
 export function serializeReplyHead(reply: Reply, bodyLength: number, keepAlive: boolean, serverName: string): string {
   const reason = safeReason(reply.reason ?? STATUS_TEXT[reply.status] ?? 'Unknown');
   let head =
     `HTTP/1.1 ${reply.status} ${reason}\r\n` +
     `Connection: ${keepAlive ? 'keep-alive' : 'close'}\r\n` +
     `Server: ${serverName}\r\n` +
-    `Date: ${httpDate()}\r\n` +
-    `Content-Length: ${bodyLength}\r\n`;
-  if (reply.contentType) head += `Content-Type: ${reply.contentType}\r\n`;
+    `Date: ${httpDate()}\r\n`;
+  // RFC 9110 §8.6: no Content-Length (nor a type: there is no content) on a bodiless status.
+  if (!statusForbidsBody(reply.status)) {
+    head += `Content-Length: ${bodyLength}\r\n`;
+    if (reply.contentType) head += `Content-Type: ${reply.contentType}\r\n`;
+  }
   if (reply.headers) for (const [k, v] of reply.headers) head += `${k}: ${v}\r\n`;
   return head + '\r\n';
 }

@@ -5,7 +5,7 @@
 import net from 'node:net';
 import type { CryptSession, HttpCryptServer } from './crypt/server-crypt.js';
 import { classifyError, MailsiftError } from './errors.js';
-import { replyForError, serializeReplyHead } from './reply.js';
+import { replyBodyBytes, replyForError, serializeReplyHead } from './reply.js';
 import type { LegacyDialect } from './request-head.js';
 import { RequestParser, type ParsedRequest } from './request-parser.js';
 import { DEFAULT_SERVER_NAME } from './server-name.js';
@@ -293,11 +293,11 @@ class Connection {
 
   #write(reply: Reply, keepAlive: boolean): void {
     if (this.#socket.destroyed || !this.#socket.writable) return;
-    const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
     if (reply.raw) {
-      this.#socket.write(body);
+      this.#socket.write(typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body);
       return;
     }
+    const body = replyBodyBytes(reply);
     const head = serializeReplyHead(reply, body.length, keepAlive, this.#serverName);
     this.#socket.cork();
     this.#socket.write(head, 'latin1');

@@ -138,7 +138,7 @@ export class BayesClassifier {
     } catch (err) {
       if (err instanceof LearnError) throw err;
       const code = (err as { code?: unknown }).code;
-      if (code === 'STORE_UNAVAILABLE') throw new LearnError('LEARN_STORE_UNAVAILABLE', 'Cannot push learned results to the backend: statistics store down or not answering in time; retry later', { cause: err });
+      if (code === 'STORE_UNAVAILABLE') throw new LearnError('LEARN_STORE_UNAVAILABLE', 'Cannot push learned results to the backend: statistics store unavailable (down or not answering in time); retry later', { cause: err });
       throw new LearnError('LEARN_STORE_FAILED', 'Cannot push learned results to the backend', { cause: err });
     }
   }

@@ -11,6 +11,7 @@ import v8 from 'node:v8';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { createEngine } from '../engine/index.js';
 import { builtinModules } from '../modules/index.js';
+import { routeConsoleToLog } from '../observability/console-capture.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
 import { startControllerWorker } from './controller.js';
 import { reloadTlsListeners, tlsListenOptions, type RunningWorker } from './listen.js';
@@ -538,6 +539,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   // (a restarted one may find them edited) but leaves the rest to the supervisor's check.
   const cfg = await loadConfig(opts.confDir, { modules: builtinModules, runtime: !cluster.isWorker });
   const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format });
+  // stdout is the log stream: a library's console output must arrive as a record, not raw text.
+  routeConsoleToLog(log.child('console'));
   if (cluster.isWorker) {
     const port = process.env[CONTROLLER_PORT_ENV];
     if (port) cfg.workers.controller.port = Number(port);

@@ -81,8 +81,14 @@ describe('controller JSON replies', () => {
         const reply = controllerError(status, text);
         const head = serializeReplyHead(reply, Buffer.byteLength(reply.body as string), false, 'mailsift');
         const lines = head.split('\r\n');
-        assert.equal(lines.length, 8, JSON.stringify(head));
         assert.match(lines[0]!, new RegExp(`^HTTP/1\\.1 ${status} [\\x20-\\x7e]*$`));
+        if (status === 204 || status === 304) {
+          // No body may follow these (RFC 9110 §6.4.1): no Content-Length/Type, nothing to send.
+          assert.equal(lines.length, 6, JSON.stringify(head));
+          assert.equal(reply.body, '');
+          return;
+        }
+        assert.equal(lines.length, 8, JSON.stringify(head));
         // Whatever the text (quotes, backslashes, control characters), the body is JSON with
         // one key carrying exactly that text: request data cannot add keys.
         assert.deepEqual(JSON.parse(reply.body as string), { error: text });

@@ -59,8 +59,10 @@ test('controller edges: gzip rules, body limit, bad parameters, graph aliases, a
     // A store failure inside a handler: a clear error, and the controller keeps serving.
     await ctl.stores.history.close();
     const broken = await request(ctl.port, { method: 'GET', path: '/history', headers: pw });
-    assert.equal(broken.statusLine, 'HTTP/1.1 504 History store unavailable');
-    assert.ok(ctl.lines.some((l) => l.level === 'error' && /history store read failed/.test(l.msg)));
+    // A closed SQLite store fails (STORE_FAILED: 500); one that is down would be 503 (test/faults/redis-controller.test.ts).
+    assert.equal(broken.statusLine, 'HTTP/1.1 500 history store failed: The database connection is not open');
+    assert.equal(JSON.parse(broken.body.toString()).error, 'history store failed: The database connection is not open');
+    assert.ok(ctl.lines.some((l) => l.level === 'error' && /history store unavailable or failing/.test(l.msg)));
     assert.equal((await request(ctl.port, { method: 'GET', path: '/auth', headers: pw })).status, 200);
   } finally {
     await ctl.close().catch(() => undefined);

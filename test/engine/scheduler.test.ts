@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { createLogger } from '../../src/observability/log.js';
 import { defineModule } from '../../src/plugin-api/index.js';
 import type { ModuleContext, Task } from '../../src/plugin-api/index.js';
 import { engineWith, fixtureMessage, fixtureRules, meta, recordingLogger, symbolNames, sym } from './helpers.js';
@@ -159,6 +160,34 @@ test('exceptions are contained to their symbol, logged and counted', async () =>
   assert.equal(engine.errorCounts().get('THROWS'), 1);
   assert.equal(engine.errorCounts().get('REJECTS'), 1);
   assert.ok(lines.some((l) => l.level === 'error' && l.extra?.symbol === 'THROWS' && l.extra?.error === 'boom'));
+});
+
+test('a throwing module is logged at error level with module, symbol and Message-ID, through the real logger', async () => {
+  const out: string[] = [];
+  const log = createLogger({ level: 'info', format: 'json', destination: { write: (l: string) => out.push(l) } });
+  const mod = defineModule({
+    name: 'broken',
+    setup(ctx) {
+      ctx.symbol({ name: 'THROWS', check: () => { throw new RangeError('Invalid time value'); } });
+      ctx.symbol({ name: 'REJECTS', check: async () => { await sleep(1); throw new URIError('URI malformed'); } });
+    },
+  });
+  const engine = await engineWith([mod], {}, log);
+  const msg = Buffer.from('From: a@example.org\r\nSubject: thrower\r\nMessage-ID: <thrower-1@example.org>\r\n\r\nbody\r\n');
+  await engine.scan(msg, meta());
+  const records = out.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.level === 50);
+  const of = (symbol: string) => records.find((r) => r.symbol === symbol);
+  assert.deepEqual(
+    [of('THROWS'), of('REJECTS')].map((r) => r && { msg: r.msg, module: r.module, messageId: r.messageId, id: r.id }),
+    [
+      { msg: 'symbol callback failed: broken/THROWS: RangeError: Invalid time value', module: 'broken', messageId: 'thrower-1@example.org', id: 'thrower-1@example.org' },
+      { msg: 'symbol callback failed: broken/REJECTS: URIError: URI malformed', module: 'broken', messageId: 'thrower-1@example.org', id: 'thrower-1@example.org' },
+    ],
+  );
+  // A message without a Message-ID is named `undef`, as in Rspamd's logs and replies.
+  out.length = 0;
+  await engine.scan(Buffer.from('From: a@example.org\r\nSubject: no id\r\n\r\nbody\r\n'), meta());
+  assert.equal(out.map((l) => JSON.parse(l) as Record<string, unknown>).find((r) => r.symbol === 'THROWS')?.messageId, 'undef');
 });
 
 test('module config is validated with its schema: defaults applied, errors name module and key', async () => {

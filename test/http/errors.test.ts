@@ -12,12 +12,13 @@ const ROOT = new URL('../../src/', import.meta.url).pathname;
 
 function thrownCodes(): Set<string> {
   const codes = new Set<string>();
-  // stats/ throws the LearnError codes the controller's learn endpoints render; proxy/ the relay's.
-  for (const dir of ['http', 'protocol', 'workers', 'stats', 'proxy']) {
+  // stats/ throws the LearnError codes the controller's learn endpoints render; proxy/ the relay's;
+  // storage/ the StoreError codes the controller renders as 503/500.
+  for (const dir of ['http', 'protocol', 'workers', 'stats', 'proxy', 'storage']) {
     // Subfolders too (http/crypt/, workers/controller/).
     for (const f of readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.ts'))) {
       const src = readFileSync(join(ROOT, dir, f), 'utf8');
-      for (const m of src.matchAll(/(?:MailsiftError|v3Error|LearnError|relayError)\(\s*'([A-Z0-9_]+)'/g)) codes.add(m[1]!);
+      for (const m of src.matchAll(/(?:MailsiftError|v3Error|LearnError|relayError|StoreError)\(\s*'([A-Z0-9_]+)'/g)) codes.add(m[1]!);
       // Our own codes only: comparisons with Node's system codes (ENOENT…) are not table entries.
       for (const m of src.matchAll(/code === '((?:ERR|LEARN)_[A-Z0-9_]+)'/g)) codes.add(m[1]!);
     }

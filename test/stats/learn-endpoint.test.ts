@@ -3,6 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
@@ -82,6 +83,41 @@ test('too few tokens, unknown classifier, empty body, read-only password', async
   assert.equal(empty.reason, 'Empty body is not permitted');
   const ro = await post('/learnham', rspamdMessage('spam_message.eml'), { Password: 'readpass' });
   assert.equal(ro.status, 401);
+});
+
+/** One POST on a raw socket; every byte the controller sends until it closes the connection. */
+function rawPost(path: string, body: Buffer, headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(worker.port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    sock.on('data', (c: Buffer) => chunks.push(c));
+    sock.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    sock.on('error', reject);
+    sock.setTimeout(30_000, () => sock.destroy(new Error('no reply in 30 s')));
+    let head = `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\n`;
+    for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
+    sock.end(Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), body]));
+  });
+}
+
+test('a 204 learn refusal ends at its header block: no Content-Length, no body; 208 keeps its body', async () => {
+  // Even with gzip asked for: nothing may follow the head of a 204.
+  const raw = await rawPost('/learnspam', rspamdMessage('freemail.eml'), { Password: 'enablepass', 'Accept-Encoding': 'gzip' });
+  const end = raw.indexOf('\r\n\r\n');
+  assert.ok(end > 0, raw);
+  const head = raw.slice(0, end);
+  assert.match(head, /^HTTP\/1\.1 204 <undef> contains less tokens than required for bayes classifier: \d+ < 11\r\n/);
+  assert.doesNotMatch(head, /^content-(length|type|encoding):/im);
+  assert.equal(raw.slice(end + 4), '');
+
+  const spam = rspamdMessage('spam_message.eml');
+  await rawPost('/learnspam', spam, { Password: 'enablepass', 'Learn-Type': 'bulk' });
+  const again = await rawPost('/learnspam', spam, { Password: 'enablepass', 'Learn-Type': 'bulk' });
+  const cut = again.indexOf('\r\n\r\n');
+  assert.match(again, /^HTTP\/1\.1 208 /);
+  const body = again.slice(cut + 4);
+  assert.match(again.slice(0, cut), new RegExp(`\r\nContent-Length: ${body.length}\r\n`));
+  assert.match(body, /^\{"error":".* has been already learned as spam, ignore it"\}$/);
 });
 
 test('/bayes/classifiers lists the classifier', async () => {

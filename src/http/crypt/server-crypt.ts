@@ -7,7 +7,7 @@ import { base32Encode } from '../../crypto/base32.js';
 import { decryptUnchecked, seal, sharedKey, verify, BOX_OVERHEAD } from '../../crypto/cryptobox.js';
 import { SHORT_ID_BYTES, type KexKeypair } from '../../crypto/keypair.js';
 import { classifyError, MailsiftError } from '../errors.js';
-import { serializeReplyHead } from '../reply.js';
+import { replyBodyBytes, serializeReplyHead } from '../reply.js';
 import { RequestParser, type ParsedRequest, type ParserLimits } from '../request-parser.js';
 import type { Reply } from '../types.js';
 import { parseKeyHeader } from './key-header.js';
@@ -85,7 +85,8 @@ export class HttpCryptServer {
 
   /** The outer reply for `reply`: `200 OK` around the sealed inner reply (§7). */
   wrap(reply: Reply, session: CryptSession, keepAlive: boolean, serverName: string): Reply {
-    const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+    const raw = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+    const body = reply.raw ? raw : replyBodyBytes(reply);
     const inner = reply.raw ? body : Buffer.concat([Buffer.from(serializeReplyHead(reply, body.length, keepAlive, serverName), 'latin1'), body]);
     const outer: Reply = { status: 200, contentType: 'application/octet-stream', body: seal(session.nm, inner) };
     if (reply.close) outer.close = true;

@@ -20,8 +20,9 @@ export function makeArcCheck(config: ArcConfig): (task: Task) => Promise<void> {
     const input = authInput(task);
     if (input.arcDropped) {
       // RFC 8617 §5.2: past 50 sets the chain fails without a check (a seal covers every set
-      // before it, so verifying thousands would be quadratic).
-      const text = `${input.arcSets} ARC sets, more than the ${MAX_ARC_SETS} RFC 8617 allows; not checked`;
+      // before it, so verifying thousands would be quadratic). A set whose timestamp is no time
+      // cannot verify either (and mailauth would throw on it): the chain is invalid.
+      const text = input.arcUnusable ?? `${input.arcSets} ARC sets, more than the ${MAX_ARC_SETS} RFC 8617 allows; not checked`;
       task.cache.set(AUTH_CACHE.arc, { result: 'fail', info: 'arc=fail' } satisfies ArcOutcome);
       task.insert('ARC_INVALID', 1, text);
       task.log.info(`arc: ${text}`, { sets: input.arcSets });

@@ -31,7 +31,7 @@ export function makeDkimCheck(config: DkimConfig): (task: Task) => Promise<void>
       return;
     }
     const input = authInput(task, config.max_sigs);
-    if (input.signaturesKept < input.signatures) reportSkipped(task, input, config.max_sigs);
+    if (input.signaturesKept + input.signaturesUnusable.length < input.signatures) reportSkipped(task, input, config.max_sigs);
     const resolver = trackedResolver(task);
     const r = await dkimVerify(input.raw, { resolver: resolver as never, minBitLength: config.min_key_bits, ...(task.envelopeFrom?.address ? { sender: task.envelopeFrom.address } : {}) });
     const signatures: DkimSignatureOutcome[] = [];
@@ -44,6 +44,13 @@ export function makeDkimCheck(config: DkimConfig): (task: Task) => Promise<void>
       task.insert(sym, 1, `${s.domain}:s=${s.selector}`);
       task.insert('DKIM_TRACE', 1, `${s.domain}:${TRACE_MARK[sym]}`);
     }
+    // Signatures whose t= or x= is no time were kept from mailauth (auth-message.ts): each is a
+    // signature that cannot verify, a permanent failure, with the reason as an option.
+    for (const u of input.signaturesUnusable) {
+      signatures.push({ result: 'permerror', domain: u.domain, selector: u.selector, info: `dkim=permerror (${u.reason}) header.d=${u.domain} header.s=${u.selector}` });
+      task.insert('R_DKIM_PERMFAIL', 1, [`${u.domain}:s=${u.selector}`, u.reason]);
+      task.insert('DKIM_TRACE', 1, `${u.domain}:~`);
+    }
     const outcome: DkimOutcome = { signatures, headerFrom: r.headerFrom ?? [], arc: r.arc };
     task.cache.set(AUTH_CACHE.dkim, outcome);
     if (signatures.length === 0) task.insert('R_DKIM_NA');
@@ -52,7 +59,7 @@ export function makeDkimCheck(config: DkimConfig): (task: Task) => Promise<void>
 
 /** Signatures past the caps were not verified: an option on DKIM_SIGS_SKIPPED and a log line say how many. */
 function reportSkipped(task: Task, input: AuthInput, maxSigs: number): void {
-  const skipped = input.signatures - input.signaturesKept;
+  const skipped = input.signatures - input.signaturesKept - input.signaturesUnusable.length;
   // Past MAX_HEADERS the header block was not read, so there may be more than were counted.
   const more = input.headersDropped ? '+' : '';
   const otherBody = input.signaturesOtherBody > 0 ? `; ${input.signaturesOtherBody} of a body canonicalization past the first ${MAX_DKIM_BODY_HASHES}` : '';

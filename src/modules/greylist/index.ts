@@ -50,7 +50,9 @@ async function check(task: Task, cfg: GreylistConfig, kv: KvStore, whiteIp: MapH
     outage(task, 'not greylisting', e);
     return;
   }
-  const times = stored.filter((b): b is Buffer => b !== undefined).map((b) => Number(b.toString()));
+  // A value that is no time (written by another tool, or damaged) counts as no record: NaN here
+  // made the greylist time an invalid Date, and its toISOString() threw.
+  const times = stored.filter((b): b is Buffer => b !== undefined).map((b) => Number(b.toString())).filter((t) => !Number.isNaN(new Date(t + cfg.timeout * 1000).getTime()));
   const seen: Seen = { keys, passed: false };
   if (times.length > 0) seen.firstSeen = Math.min(...times);
   if (seen.firstSeen !== undefined && Date.now() - seen.firstSeen >= cfg.timeout * 1000) {

@@ -9,6 +9,7 @@ import type { CompiledRule } from './compile.js';
 import { hashKey, type HashName } from './hash.js';
 import { mayBeIp } from '../../message/ip.js';
 import { memoize } from '../../message/memo.js';
+import { decodePercentLenient } from '../../message/uri-decode.js';
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -279,7 +280,8 @@ function collectEmails(task: Task, rule: CompiledRule, c: RequestCollector): voi
   for (const u of task.message.urls) {
     if (!u.isEmail) continue;
     const m = /^(?:mailto:)?([^@?]+)@([^?&]+)/i.exec(u.url);
-    if (m) found.push({ user: decodeURIComponent(m[1]!), domain: m[2]! });
+    // The address is the sender's text: a bad %-escape (`%ff`) is kept, never a URIError.
+    if (m) found.push({ user: decodePercentLenient(m[1]!), domain: m[2]! });
   }
   let n = 0;
   for (const e of found) {

@@ -7,6 +7,7 @@
 // sign or seal, all that are kept (signingInput). An ordinary message is handed over as it is,
 // byte for byte.
 
+import parseDkimHeaders from 'mailauth/lib/parse-dkim-headers.js';
 import { MAX_HEADER_BLOCK_BYTES, MAX_HEADERS } from '../../message/limits.js';
 import type { Task } from '../../plugin-api/index.js';
 
@@ -31,6 +32,55 @@ export const MAX_DKIM_BODY_HASHES = 2;
  */
 export const MAX_ARC_SETS = 50;
 
+/** A DKIM signature not handed to mailauth because a timestamp of it is no usable time. */
+export interface UnusableSignature {
+  domain: string;
+  selector: string;
+  /** Why, for the symbol's option: `invalid timestamp t=99999999999999999`. */
+  reason: string;
+}
+
+/** Largest |ms| a Date holds (ECMA-262 time value range); past it the Date is invalid. */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * Why the t= or x= tag of a DKIM-Signature or ARC field cannot be used, or undefined. mailauth
+ * makes a Date of each numeric one and calls toISOString() on it, which throws RangeError for a
+ * time outside the Date range (`t=99999999999999999`, `x=1e400`): the whole check would fail
+ * instead of this signature. Read with mailauth's own tag parser, so both see the same value.
+ */
+export function unusableTimestamp(field: string, raw: string): string | undefined {
+  const tags = parseDkimHeaders(`${field}:${raw}`).parsed;
+  for (const tag of ['t', 'x'] as const) {
+    const v = tags[tag];
+    if (typeof v !== 'object' || typeof v.value !== 'number') continue;
+    const ms = v.value * 1000;
+    if (!Number.isFinite(ms) || Math.abs(ms) > MAX_DATE_MS) return `invalid timestamp ${tag}=${writtenTag(raw, tag) ?? String(v.value)}`;
+  }
+  return undefined;
+}
+
+/** Longest tag text quoted in a reason: the value is the sender's and lands in a symbol option. */
+const MAX_QUOTED_TAG = 32;
+
+/** The value of `tag` as written in the field (blanks dropped, cut to MAX_QUOTED_TAG), if found. */
+function writtenTag(raw: string, tag: string): string | undefined {
+  const m = new RegExp(`(?:^|;)\\s*${tag}\\s*=([^;]*)`).exec(raw);
+  if (!m) return undefined;
+  const v = m[1]!.replace(/\s+/g, '');
+  return v.length > MAX_QUOTED_TAG ? `${v.slice(0, MAX_QUOTED_TAG)}…` : v;
+}
+
+/** d= and s= of a signature as mailauth reads them ('' when missing). */
+function signer(field: string, raw: string): { domain: string; selector: string } {
+  const tags = parseDkimHeaders(`${field}:${raw}`).parsed;
+  const text = (t: string): string => {
+    const v = tags[t];
+    return typeof v === 'object' ? String(v.value) : '';
+  };
+  return { domain: text('d'), selector: text('s') };
+}
+
 export interface AuthInput {
   /** The bytes for mailauth: the scanned message itself, or a copy without what the caps drop. */
   raw: Buffer;
@@ -40,10 +90,14 @@ export interface AuthInput {
   signaturesKept: number;
   /** Of the dropped ones, those dropped for a body canonicalization past MAX_DKIM_BODY_HASHES. */
   signaturesOtherBody: number;
+  /** Signatures not verified because a timestamp of theirs is no usable time (counted in max_sigs). */
+  signaturesUnusable: UnusableSignature[];
   /** ARC sets: the most ARC-Seal, ARC-Message-Signature or ARC-Authentication-Results fields. */
   arcSets: number;
-  /** arcSets > MAX_ARC_SETS: no ARC field was handed to mailauth. */
+  /** arcSets > MAX_ARC_SETS, or arcUnusable: no ARC field was handed to mailauth. */
   arcDropped: boolean;
+  /** Why an ARC field is unusable (`ARC-Seal i=1: invalid timestamp t=…`): the chain is invalid. */
+  arcUnusable?: string;
   /** Header fields dropped past MAX_HEADERS. */
   headersDropped: boolean;
 }
@@ -69,12 +123,21 @@ export function bodyHashKey(value: string): string {
   return `${body.toLowerCase()}:${hash.toLowerCase()}:${tags.get('l') ?? ''}`;
 }
 
-/** Which DKIM-Signature fields (by their order among them) are verified. */
-function pickSignatures(values: readonly string[], maxSigs: number): { keep: Set<number>; otherBody: number } {
+/**
+ * Which DKIM-Signature fields (by their order among them) are verified, and those that cannot be
+ * (a timestamp that is no time): these count in max_sigs too, so a flood of them costs one parse each at most max_sigs times.
+ */
+function pickSignatures(values: readonly string[], maxSigs: number): { keep: Set<number>; otherBody: number; unusable: UnusableSignature[] } {
   const keep = new Set<number>();
   const bodies = new Set<string>();
+  const unusable: UnusableSignature[] = [];
   let otherBody = 0;
-  for (let i = 0; i < values.length && keep.size < maxSigs; i++) {
+  for (let i = 0; i < values.length && keep.size + unusable.length < maxSigs; i++) {
+    const reason = unusableTimestamp('DKIM-Signature', values[i]!);
+    if (reason !== undefined) {
+      unusable.push({ ...signer('DKIM-Signature', values[i]!), reason });
+      continue;
+    }
     const key = bodyHashKey(values[i]!);
     if (!bodies.has(key)) {
       if (bodies.size >= MAX_DKIM_BODY_HASHES) {
@@ -85,7 +148,20 @@ function pickSignatures(values: readonly string[], maxSigs: number): { keep: Set
     }
     keep.add(i);
   }
-  return { keep, otherBody };
+  return { keep, otherBody, unusable };
+}
+
+/** The first ARC-Seal or ARC-Message-Signature whose timestamp is no usable time, said as why. */
+function unusableArc(task: Task): string | undefined {
+  for (const field of ['ARC-Seal', 'ARC-Message-Signature']) {
+    for (const h of task.message.headers.get(field.toLowerCase())) {
+      const reason = unusableTimestamp(field, h.raw);
+      if (reason === undefined) continue;
+      const i = /(?:^|;)\s*i\s*=\s*(\d{1,3})\b/.exec(h.raw)?.[1];
+      return `${field}${i !== undefined ? ` i=${i}` : ''}: ${reason}`;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -99,16 +175,20 @@ export function authInput(task: Task, maxSigs = DEFAULT_MAX_DKIM_SIGNATURES): Au
   const h = msg.headers;
   const sigValues = h.get('dkim-signature').map((x) => x.raw);
   const arcSets = Math.max(h.get('arc-seal').length, h.get('arc-message-signature').length, h.get('arc-authentication-results').length);
-  const { keep, otherBody } = pickSignatures(sigValues, maxSigs);
+  const { keep, otherBody, unusable } = pickSignatures(sigValues, maxSigs);
+  // Past MAX_ARC_SETS the fields are dropped unread; within it each is read once.
+  const arcUnusable = arcSets > 0 && arcSets <= MAX_ARC_SETS ? unusableArc(task) : undefined;
   const input: AuthInput = {
     raw: task.raw,
     signatures: sigValues.length,
     signaturesKept: keep.size,
     signaturesOtherBody: otherBody,
+    signaturesUnusable: unusable,
     arcSets,
-    arcDropped: arcSets > MAX_ARC_SETS,
+    arcDropped: arcSets > MAX_ARC_SETS || arcUnusable !== undefined,
     headersDropped: msg.anomalies.has('too_many_headers') || msg.anomalies.has('header_too_long'),
   };
+  if (arcUnusable !== undefined) input.arcUnusable = arcUnusable;
   if (keep.size < sigValues.length || input.arcDropped || input.headersDropped) input.raw = filtered(msg.raw, msg.bodyOffset, msg.newline, keep, input.arcDropped);
   task.cache.set(CACHE_KEY, input);
   return input;

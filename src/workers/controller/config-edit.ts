@@ -13,6 +13,7 @@ import type { Engine } from '../../engine/index.js';
 import type { Request } from '../../http/types.js';
 import { readDynamicConf, saveDynamicConf, toOverrides, type DynamicConfDoc } from '../dynamic-config.js';
 import { controllerError, dbl, jsonReply, successReply } from './json.js';
+import { isStoreUnavailable, storeUnavailable } from './store-outage.js';
 import { checkSaveActions, checkSaveSymbols } from './save-checks.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
@@ -59,6 +60,8 @@ async function persist(ctx: ControllerContext, doc: DynamicConfDoc): Promise<boo
   try {
     await saveDynamicConf(ctx.stores.kv, doc);
   } catch (err) {
+    // The store is down: 503, the change may be made again later (anything else: Save error).
+    if (isStoreUnavailable(err)) throw storeUnavailable(ctx.log, 'configuration', err);
     ctx.log.error('cannot save the dynamic configuration', { error: (err as Error).message });
     return false;
   }
@@ -85,6 +88,7 @@ async function readForSave(ctx: ControllerContext): Promise<DynamicConfDoc | und
   try {
     return await readDynamicConf(ctx.stores.kv);
   } catch (err) {
+    if (isStoreUnavailable(err)) throw storeUnavailable(ctx.log, 'configuration', err);
     ctx.log.error('cannot read the dynamic configuration', { error: (err as Error).message });
     return undefined;
   }

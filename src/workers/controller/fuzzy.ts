@@ -10,7 +10,8 @@ import { compileRules, flagForSymbol, type FuzzyRule } from '../../fuzzy/rule.js
 import { FuzzyCheckConfig } from '../../fuzzy/rule-config.js';
 import { FUZZY_DEL, FUZZY_WRITE, type FuzzyCommandCode } from '../../fuzzy/wire.js';
 import { ControllerError, jsonReply } from './json.js';
-import { dataRecord } from '../../plugin-api/index.js';
+import { dataRecord, type Logger } from '../../plugin-api/index.js';
+import { storeUnavailable } from './store-outage.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
 const MODULE = 'fuzzy_check';
@@ -79,7 +80,7 @@ function requestFlag(req: Request, rules: readonly FuzzyRule[]): number {
   return f;
 }
 
-async function send(rules: readonly FuzzyRule[], cmd: FuzzyCommandCode, perRule: Map<FuzzyRule, FuzzyHash[]>, flag: number, weight: number): Promise<string[]> {
+async function send(log: Logger, rules: readonly FuzzyRule[], cmd: FuzzyCommandCode, perRule: Map<FuzzyRule, FuzzyHash[]>, flag: number, weight: number): Promise<string[]> {
   const sent: string[] = [];
   const outcomes = await Promise.all(rules.map(async (rule) => {
     const hashes = perRule.get(rule) ?? [];
@@ -87,11 +88,15 @@ async function send(rules: readonly FuzzyRule[], cmd: FuzzyCommandCode, perRule:
     for (const h of hashes) sent.push(h.digest.toString('hex'));
     return learnHashes(rule, cmd, hashes, flag, weight);
   }));
-  for (const o of outcomes) {
+  for (const [i, o] of outcomes.entries()) {
     if (!o) continue;
+    const rule = rules[i]!;
     const code = o.errorCodes[0];
     // 500: the storage's own store is down or did not answer in time; nothing was stored for sure.
-    if (code === STORE_ERROR) throw new ControllerError(503, 'fuzzy storage unavailable: its store is down or did not answer in time, the change is not acknowledged');
+    if (code === STORE_ERROR) {
+      const text = `the fuzzy storage of rule ${rule.name} could not reach its store (down or not answering in time); the change is not acknowledged`;
+      throw storeUnavailable(log, 'fuzzy', new Error(text));
+    }
     if (code !== undefined) throw new ControllerError(code, code === SKIPPED ? 'fuzzy hash is skipped' : 'process fuzzy error');
     if (o.ok === 0 && o.unreachable > 0) throw new ControllerError(500, 'IO timeout');
   }
@@ -122,7 +127,7 @@ export function fuzzyRoutes(ctx: ControllerContext): ControllerRoute[] {
     };
     const perRule = new Map(applicable.map((r) => [r, messageHashes(msg, r, skips)] as const));
     if ([...perRule.values()].every((h) => h.length === 0)) throw new ControllerError(404, `No content to generate fuzzy for flag ${flag}`);
-    const hashes = await send(applicable, cmd, perRule, flag, weight);
+    const hashes = await send(ctx.log, applicable, cmd, perRule, flag, weight);
     return jsonReply({ success: true, hashes });
   };
 
@@ -135,7 +140,7 @@ export function fuzzyRoutes(ctx: ControllerContext): ControllerRoute[] {
     if (applicable.length === 0) throw new ControllerError(404, `No fuzzy rules matched for flag ${flag}`);
     const hashes: FuzzyHash[] = given.filter((h) => HASH_RE.test(h)).map((h) => ({ type: 'bin', digest: Buffer.from(h, 'hex'), partId: '', size: 0 }));
     const perRule = new Map(applicable.map((r) => [r, hashes] as const));
-    return jsonReply({ success: true, hashes: await send(applicable, FUZZY_DEL, perRule, flag, 0) });
+    return jsonReply({ success: true, hashes: await send(ctx.log, applicable, FUZZY_DEL, perRule, flag, 0) });
   };
 
   /** /plugins/fuzzy/hashes?rule=NAME|flag=N: the hashes the body would be learned under. */

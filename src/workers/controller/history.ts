@@ -3,6 +3,7 @@
 
 import type { CoreContext } from './core-context.js';
 import { controllerError, jsonReply, renderJson, successReply } from './json.js';
+import { withStore } from './store-outage.js';
 import type { ControllerRoute } from './types.js';
 
 /** `from`/`to` as Rspamd's inclusive LRANGE indexes (to = -1: the end); undefined when unparsable. */
@@ -23,15 +24,9 @@ export function historyRoutes(ctx: CoreContext): ControllerRoute[] {
         if (from === undefined || to === undefined) return controllerError(400, 'Invalid from/to parameters');
         const start = Math.max(0, from);
         const end = to < 0 ? limit : Math.min(limit, to + 1);
-        let rows: unknown[] = [];
-        if (end > start) {
-          try {
-            rows = await ctx.stores.history.list(start, end);
-          } catch (err) {
-            ctx.log.error('history store read failed', { err: String((err as Error)?.message ?? err) });
-            return controllerError(504, 'History store unavailable');
-          }
-        }
+        // A store that is down: 503 (Rspamd 3.4 answers 504 for any Redis error here, §4.19; 503
+        // is what every store-backed endpoint answers, store-outage.ts).
+        const rows: unknown[] = end > start ? await withStore(ctx.log, 'history', () => ctx.stores.history.list(start, end)) : [];
         return { status: 200, contentType: 'application/json', body: `{"version":2,"rows":${renderJson(rows)}}` };
       },
     },
@@ -39,12 +34,7 @@ export function historyRoutes(ctx: CoreContext): ControllerRoute[] {
       path: '/historyreset',
       level: 'enable',
       async handler() {
-        try {
-          await ctx.stores.history.reset();
-        } catch (err) {
-          ctx.log.error('history store reset failed', { err: String((err as Error)?.message ?? err) });
-          return controllerError(504, 'History store unavailable');
-        }
+        await withStore(ctx.log, 'history', () => ctx.stores.history.reset());
         return successReply();
       },
     },

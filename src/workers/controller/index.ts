@@ -24,6 +24,7 @@ import { historyRoutes } from './history.js';
 import { learnRoutes } from './learn.js';
 import { fuzzyRoutes } from './fuzzy.js';
 import { controllerError, isUncompressed } from './json.js';
+import { storeErrorOf } from './store-outage.js';
 import { metricsRoutes } from './metrics.js';
 import { scanRoutes } from './scan.js';
 import { statRoutes } from './stat.js';
@@ -94,6 +95,10 @@ function textReply(status: number, reason: string, body: string): Reply {
 function errorToReply(err: unknown, log: Logger): Reply {
   const e = err as { code?: unknown; status?: unknown; message?: unknown };
   if (e && e.code === 'ERR_CONTROLLER' && typeof e.status === 'number') return controllerError(e.status, String(e.message));
+  // A store error no family turned into its own reply (a plugin handler's, say): still a 503/500
+  // that says a store is at fault, logged once per outage period.
+  const store = storeErrorOf(log, '', err);
+  if (store) return controllerError(store.status, store.message);
   const shape = classifyError(err);
   if (shape.known) return controllerError(shape.status, shape.message);
   log.error(`controller handler failed: ${String((err as Error)?.message ?? err)}`, { err: String((err as Error)?.stack ?? err) });

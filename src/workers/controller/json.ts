@@ -3,6 +3,7 @@
 // body `{"error":"<text>"}`. Every family builds its replies with these helpers so the framing
 // (content types, reason phrases) is decided in one place.
 
+import { statusForbidsBody } from '../../http/reply.js';
 import type { Reply } from '../../http/types.js';
 
 /** Marks a number that Rspamd emits as a C double (`4.0`, `8.875000`), not as an integer. */
@@ -66,6 +67,9 @@ export function successReply(): Reply {
  * without `"` or `\`) the bytes are the same as 3.4's.
  */
 export function controllerError(status: number, text: string): Reply {
+  // A 204 (learn refusals) may not carry a body; 3.4 sends one, which is invalid HTTP. The text
+  // stays in the reason phrase, which is what the web UI shows (controller.md §1.6).
+  if (statusForbidsBody(status)) return { status, reason: text, body: '' };
   return { status, reason: text, contentType: JSON_TYPE, body: `{"error":${JSON.stringify(text)}}` };
 }
 

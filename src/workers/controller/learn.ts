@@ -7,6 +7,7 @@ import { parseMessage } from '../../message/parse-message.js';
 import type { BayesClass } from '../../storage/types.js';
 import { BayesClassifier, bayesConfig, principalUser, type LearnErrorCode } from '../../stats/index.js';
 import { ControllerError, jsonReply, successReply } from './json.js';
+import { logStoreOutage } from './store-outage.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
 /** The configured classifiers (one today: the bayes module's), none when the module is off. */
@@ -39,12 +40,14 @@ export function learnRoutes(ctx: ControllerContext): ControllerRoute[] {
         // LearnError codes are in the one error table (src/http/errors.ts) with Rspamd's statuses.
         const status = code !== undefined ? ERROR_TABLE[code]?.status : undefined;
         if (status === undefined) throw err;
-        // A classifier whose conditions refused is skipped; Rspamd answers 204 only when all did.
+        // A classifier whose conditions refused is skipped; Rspamd answers 204 only when all did
+        // (a bodiless 204: the text is the reason phrase, json.ts controllerError).
         if (code === 'LEARN_CONDITIONS_DENIED') {
           denied = err as Error;
           continue;
         }
-        if (code === 'LEARN_STORE_UNAVAILABLE' || code === 'LEARN_STORE_FAILED') ctx.log.error('learn failed: statistics store', { error: String((err as Error).cause ?? err) });
+        // Once per period, not per request: a learning client retrying in a loop floods nothing.
+        if (code === 'LEARN_STORE_UNAVAILABLE' || code === 'LEARN_STORE_FAILED') logStoreOutage(ctx.log, 'statistics', err);
         throw new ControllerError(status, (err as Error).message);
       }
     }

@@ -8,6 +8,7 @@ import type { StatsSnapshot } from '../../observability/stats-hub.js';
 import type { CoreContext } from './core-context.js';
 import { fuzzyStat } from './fuzzy.js';
 import { dbl, type Double } from './json.js';
+import { logStoreOutage } from './store-outage.js';
 
 export interface Statfile {
   revision: number;
@@ -57,7 +58,8 @@ export async function storeFigures(ctx: CoreContext): Promise<StoreFigures> {
       out.totalLearns += a.spam + a.ham;
     }
   } catch (err) {
-    ctx.log.warn('bayes store unavailable for /stat', { err: String(err) });
+    // Logged once per outage period, shared with /learn*: /stat is polled (the web UI, metrics).
+    logStoreOutage(ctx.log, 'statistics', err);
   }
   // The fuzzy rules' storages answer STAT (fuzzy.ts); without fuzzy rules, this node's own
   // fuzzy store is reported, so the figure (and the fuzzy_stat metric) is always there.
@@ -70,7 +72,7 @@ export async function storeFigures(ctx: CoreContext): Promise<StoreFigures> {
       out.fuzzy = { [FUZZY_STORAGE_NAME]: n };
     }
   } catch (err) {
-    ctx.log.warn('fuzzy storage unavailable for /stat', { err: String(err) });
+    logStoreOutage(ctx.log, 'fuzzy', err);
   }
   return out;
 }
