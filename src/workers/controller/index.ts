@@ -21,8 +21,6 @@ import { errorsRoutes } from './errors.js';
 import { graphRoutes } from './graph.js';
 import { healthRoutes, pingRoute } from './health.js';
 import { historyRoutes } from './history.js';
-import { learnRoutes } from './learn.js';
-import { fuzzyRoutes } from './fuzzy.js';
 import { controllerError, isUncompressed } from './json.js';
 import { metricsRoutes } from './metrics.js';
 import { scanRoutes } from './scan.js';
@@ -42,7 +40,6 @@ export type { RunningWorker } from '../listen.js';
 const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<ControllerRoute[]>> = [
   configEditRoutes,
   mapsRoutes,
-  pluginsRoutes,
   statRoutes,
   metricsRoutes,
   errorsRoutes,
@@ -50,8 +47,8 @@ const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<
   graphRoutes,
   healthRoutes,
   scanRoutes,
-  learnRoutes,
-  fuzzyRoutes,
+  // Last: a plugin endpoint on a path the controller serves itself is refused, not the controller's.
+  pluginsRoutes,
 ];
 
 /** Static files (controller.md §1.8, static.ts), tried for paths no route matched. */
@@ -152,6 +149,10 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
   const table = new Map<string, ControllerRoute>();
   const add = (r: ControllerRoute): void => {
     const key = r.path.toLowerCase();
+    if (table.has(key) && r.plugin !== undefined) {
+      log.error('plugin endpoint refused: the controller serves this path itself', { plugin: r.plugin, path: key });
+      return;
+    }
     if (table.has(key)) throw new Error(`controller route ${key} registered twice`);
     table.set(key, r);
   };
