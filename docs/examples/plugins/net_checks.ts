@@ -19,7 +19,7 @@ export function plugin({ defineModule, z }: PluginApi) {
     tcp_host: z.string().default('127.0.0.1'),
     tcp_port: z.number().int().min(1).max(65535),
   });
-  type Config = z.infer<typeof Config>;
+  type Config = ReturnType<typeof Config.parse>;
 
   /** The callback forms as promises, so one check can wait for both forms. */
   const viaCallback = <T>(start: (done: (v: T) => void) => boolean): Promise<T | 'not scheduled'> =>
