@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { isConfigError, formatIssues, sortIssues, type ConfigIssue } from '../config/errors.js';
 import { displayPath, loadConfig, MAIN_FILE } from '../config/load.js';
+import { controllerPluginIssues } from '../config/plugin-files.js';
 import { createEngine } from '../engine/index.js';
 import { loadServerModules } from '../workers/server-modules.js';
 import { createMapRegistry } from '../maps/index.js';
@@ -77,7 +78,13 @@ async function configtest(dir: string): Promise<{ errors: string; notes: string[
   try {
     // The users' plugins are loaded as serve loads them; one that does not load is an error here.
     const set = await loadServerModules(dir);
-    const cfg = await loadConfig(dir, { modules: set.modules, runtime: true, plugins: true });
+    const cfg = await loadConfig(dir, { modules: set.modules, runtime: true });
+    // Plugin files that do not load are errors, but the engine is still built without them, so
+    // a plugin whose setup throws is reported in the same run.
+    const pluginIssues: ConfigIssue[] = [
+      ...(await controllerPluginIssues(cfg.dir, displayPath)),
+      ...set.failures.map((f) => ({ file: displayPath(f.file), path: '', expected: 'a plugin that loads', found: f.reason })),
+    ];
     // Building the engine runs every module's setup: what a schema cannot see fails here. It gets
     // the same stores and maps a worker gets, so a module needing them is judged as it will run.
     const notes: string[] = [];
@@ -101,10 +108,10 @@ async function configtest(dir: string): Promise<{ errors: string; notes: string[
     const fileOf = (module: unknown): string => (typeof module === 'string' ? (cfg.moduleDocs[module]?.blame ?? pluginFile(module)) : undefined) ?? mainFile;
     // An error a module logs while setting up (a key file it cannot read, a rule it had to drop)
     // is a setting it cannot use: the server would start without that part.
-    const issues: ConfigIssue[] = setupErrors.map(({ msg, extra: { module, ...rest } }) => {
+    const issues: ConfigIssue[] = pluginIssues.concat(setupErrors.map(({ msg, extra: { module, ...rest } }) => {
       const detail = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
       return { file: fileOf(module), path: '', expected: `settings module ${String(module ?? '?')} can use`, found: detail ? `${msg} (${detail})` : msg };
-    });
+    }));
     const logged = new Set(setupErrors.map((e) => e.extra.module));
     for (const [name, reason] of engine.disabledModules()) {
       // A setup that threw is a broken module config; other reasons are deliberate (config, redis).

@@ -61,10 +61,10 @@ before(async () => {
   await writeFile(join(conf, 'local.d', 'mailsift.yaml'), [
     'workers:',
     '  normal: { bind: "127.0.0.1:0", count: 2 }',
-    `  controller: { bind: "127.0.0.1:0", password: ${READ}, enable_password: ${ENABLE} }`,
+    `  controller: { bind: "127.0.0.1:0", password: ${READ}, enable_password: ${ENABLE}, secure_ip: [] }`,
     'logging: { level: info, format: json }',
     `data_dir: ${JSON.stringify(join(dir, 'data'))}`,
-    `dns: { servers: ["${dns.address}"] }`,
+    `dns: { nameserver: ["${dns.address}"] }`,
     '',
   ].join('\n'));
   await writeFile(join(conf, 'local.d', 'net_checks.yaml'), [
@@ -106,10 +106,10 @@ const MESSAGE = 'From: a@example.org\r\nTo: b@example.net\r\nSubject: you are a 
 function assertNetSymbols(symbols: Record<string, Sym>, where: string): void {
   const opts = (n: string) => symbols[n]?.options ?? [];
   assert.equal(symbols.NET_CHECKS_FAIL, undefined, `${where}: ${JSON.stringify(symbols.NET_CHECKS_FAIL)}`);
-  assert.deepEqual(opts('NET_CHECKS_HTTP'), ['200 hello GET', '200 hello GET'], where);
-  assert.deepEqual(opts('NET_CHECKS_DNS'), ['192.0.2.77'], where); // both forms agree: one option
-  assert.deepEqual(opts('NET_CHECKS_REDIS'), ['from-redis'], where);
-  assert.deepEqual(opts('NET_CHECKS_TCP').sort(), ['ping-awaited', 'ping-callback'], where);
+  assert.deepEqual(opts('NET_CHECKS_HTTP'), ['awaited 200 hello GET', 'callback 200 hello GET'], where);
+  assert.deepEqual(opts('NET_CHECKS_DNS'), ['awaited 192.0.2.77', 'callback 192.0.2.77'], where);
+  assert.deepEqual(opts('NET_CHECKS_REDIS'), ['awaited from-redis', 'callback from-redis'], where);
+  assert.deepEqual(opts('NET_CHECKS_TCP'), ['awaited ping-awaited', 'callback ping-callback'], where);
   assert.ok(symbols.NET_CHECKS_ALL, `${where}: the plugin's composite matched`);
   assert.deepEqual(opts('SUBJECT_WORD').sort(), ['lottery', 'winner'], where);
 }

@@ -33,7 +33,7 @@ export function plugin({ defineModule, z }: PluginApi) {
       const cb = await viaCallback<string>((done) =>
         task.http.request({ url: cfg.http_url, timeout: 2, callback: (err, code, body) => done(err ?? `${code} ${body?.toString() ?? ''}`) }),
       );
-      if (awaited.response) task.insert('NET_CHECKS_HTTP', 1, [`${awaited.response.code} ${awaited.response.content}`, String(cb)]);
+      if (awaited.response) task.insert('NET_CHECKS_HTTP', 1, [`awaited ${awaited.response.code} ${awaited.response.content}`, `callback ${cb}`]);
       else task.insert('NET_CHECKS_FAIL', 1, [`http: ${awaited.err}`]);
     },
     async dns(task: Task) {
@@ -41,7 +41,7 @@ export function plugin({ defineModule, z }: PluginApi) {
       const cb = await viaCallback<string>((done) =>
         task.dns.request({ type: 'a', name: cfg.dns_name, callback: (err, results) => done(err ?? (results ?? []).map(String).join(',')) }),
       );
-      if (awaited.ok) task.insert('NET_CHECKS_DNS', 1, [awaited.results.map(String).join(','), String(cb)]);
+      if (awaited.ok) task.insert('NET_CHECKS_DNS', 1, [`awaited ${awaited.results.map(String).join(',')}`, `callback ${cb}`]);
       else task.insert('NET_CHECKS_FAIL', 1, [`dns: ${awaited.error}`]);
     },
     async redis(task: Task) {
@@ -50,7 +50,7 @@ export function plugin({ defineModule, z }: PluginApi) {
       const cb = await viaCallback<string>((done) =>
         task.redis.request(params, { callback: (err, data) => done(err ?? String(data)) }, ['GET', cfg.redis_key]),
       );
-      if (awaited.ok) task.insert('NET_CHECKS_REDIS', 1, [String(awaited.data), String(cb)]);
+      if (awaited.ok) task.insert('NET_CHECKS_REDIS', 1, [`awaited ${String(awaited.data)}`, `callback ${cb}`]);
       else task.insert('NET_CHECKS_FAIL', 1, [`redis: ${awaited.error}`]);
     },
     async tcp(task: Task) {
@@ -58,7 +58,7 @@ export function plugin({ defineModule, z }: PluginApi) {
       const cb = await viaCallback<string>((done) =>
         task.tcp.request({ host: cfg.tcp_host, port: cfg.tcp_port, data: ['ping-', 'callback\n'], timeout: 2, callback: (err, data) => done(err ?? (data?.toString().trim() ?? '')) }),
       );
-      if (awaited.data) task.insert('NET_CHECKS_TCP', 1, [awaited.data.toString().trim(), String(cb)]);
+      if (awaited.data) task.insert('NET_CHECKS_TCP', 1, [`awaited ${awaited.data.toString().trim()}`, `callback ${cb}`]);
       else task.insert('NET_CHECKS_FAIL', 1, [`tcp: ${awaited.err}`]);
     },
   });
