@@ -7,8 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { isConfigError, formatIssues, sortIssues, type ConfigIssue } from '../config/errors.js';
 import { displayPath, loadConfig, MAIN_FILE } from '../config/load.js';
+import { controllerPluginIssues } from '../config/plugin-files.js';
 import { createEngine } from '../engine/index.js';
-import { builtinModules } from '../modules/index.js';
+import { loadServerModules } from '../workers/server-modules.js';
 import { createMapRegistry } from '../maps/index.js';
 import type { Logger } from '../plugin-api/index.js';
 import { openStores } from '../storage/index.js';
@@ -70,12 +71,20 @@ function noteLogger(notes: string[], prefix: string): Logger {
 }
 
 /**
- * Loads the config and builds an engine with the built-in modules. Returns the errors ('' if
+ * Loads the config and builds an engine with the built-in modules and the users' plugins. Returns the errors ('' if
  * none) and notes (modules switched off, with the reason each gave; stores not answering).
  */
 async function configtest(dir: string): Promise<{ errors: string; notes: string[] }> {
   try {
-    const cfg = await loadConfig(dir, { modules: builtinModules, runtime: true });
+    // The users' plugins are loaded as serve loads them; one that does not load is an error here.
+    const set = await loadServerModules(dir);
+    const cfg = await loadConfig(dir, { modules: set.modules, runtime: true });
+    // Plugin files that do not load are errors, but the engine is still built without them, so
+    // a plugin whose setup throws is reported in the same run.
+    const pluginIssues: ConfigIssue[] = [
+      ...(await controllerPluginIssues(cfg.dir, displayPath)),
+      ...set.failures.map((f) => ({ file: displayPath(f.file), path: '', expected: 'a plugin that loads', found: f.reason })),
+    ];
     // Building the engine runs every module's setup: what a schema cannot see fails here. It gets
     // the same stores and maps a worker gets, so a module needing them is judged as it will run.
     const notes: string[] = [];
@@ -86,19 +95,23 @@ async function configtest(dir: string): Promise<{ errors: string; notes: string[
     const maps = createMapRegistry({ baseDir: cfg.dir, log: noteLogger(notes, 'maps') });
     let engine;
     try {
-      engine = await createEngine(cfg.engine, builtinModules, { log: engineLog, stores, maps });
+      engine = await createEngine(cfg.engine, set.modules, { log: engineLog, stores, maps, localModules: set.local });
     } finally {
       maps.close();
       await stores.close();
     }
     const mainFile = displayPath(join(cfg.dir, MAIN_FILE));
-    const fileOf = (module: unknown): string => (typeof module === 'string' ? cfg.moduleDocs[module]?.blame : undefined) ?? mainFile;
+    const pluginFile = (module: string): string | undefined => {
+      const f = set.files.get(module);
+      return f === undefined ? undefined : displayPath(f);
+    };
+    const fileOf = (module: unknown): string => (typeof module === 'string' ? (cfg.moduleDocs[module]?.blame ?? pluginFile(module)) : undefined) ?? mainFile;
     // An error a module logs while setting up (a key file it cannot read, a rule it had to drop)
     // is a setting it cannot use: the server would start without that part.
-    const issues: ConfigIssue[] = setupErrors.map(({ msg, extra: { module, ...rest } }) => {
+    const issues: ConfigIssue[] = pluginIssues.concat(setupErrors.map(({ msg, extra: { module, ...rest } }) => {
       const detail = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
       return { file: fileOf(module), path: '', expected: `settings module ${String(module ?? '?')} can use`, found: detail ? `${msg} (${detail})` : msg };
-    });
+    }));
     const logged = new Set(setupErrors.map((e) => e.extra.module));
     for (const [name, reason] of engine.disabledModules()) {
       // A setup that threw is a broken module config; other reasons are deliberate (config, redis).

@@ -15,7 +15,7 @@ import { ConfigError, describeValue, type ConfigIssue } from './errors.js';
 import { toConfigIssues } from './issues.js';
 import { isPlainMap, layer, type LayeredDoc, type PlainMap } from './merge.js';
 import { moduleConfigIssues, type ModuleFiles, type ModuleSchemaRef } from './modules.js';
-import { controllerPluginIssues } from './plugin-files.js';
+import { controllerPluginIssues, userPluginIssues } from './plugin-files.js';
 import { ACTION_KEY_ALIASES, Groups, MainConfig, type GroupsValue, type MainConfigValue, type StoresConfigValue } from './schema.js';
 import { storeFileIssues } from './store-files.js';
 import { strayFileIssues } from './stray-files.js';
@@ -107,6 +107,19 @@ export interface LoadedConfig {
   files: string[];
   /** Each module's layered config document with positions, for messages about module configs. */
   moduleDocs: Record<string, LayeredDoc>;
+}
+
+/**
+ * `plugins.paths` of mailsift.yaml (all layers), read before the rest of the configuration: the
+ * plugins must be loaded before module files can be checked against them. Anything but a list of
+ * strings is ignored here; the schema reports it when the whole configuration is read.
+ */
+export async function configuredPluginPaths(dir: string): Promise<string[]> {
+  const absDir = resolve(dir);
+  const doc = await readLayers(absDir, MAIN_FILE);
+  const plugins = (doc.value as { plugins?: unknown }).plugins;
+  const paths = typeof plugins === 'object' && plugins !== null ? (plugins as { paths?: unknown }).paths : undefined;
+  return Array.isArray(paths) ? paths.filter((p): p is string => typeof p === 'string' && p !== '').map((p) => resolve(absDir, p)) : [];
 }
 
 export function displayPath(abs: string): string {
@@ -214,9 +227,14 @@ export interface LoadOptions {
   modules?: ReadonlyArray<ModuleSchemaRef>;
   /**
    * Also check what only a starting server needs (configtest and serve): that the SQLite stores
-   * can be created and written, and that controller plugin files load.
+   * can be created and written.
    */
   runtime?: boolean;
+  /**
+   * Also load the controller plugin files and the users' plugins and report each that does not
+   * load (configtest). A server starts without them instead: it logs each with its reason.
+   */
+  plugins?: boolean;
 }
 
 export interface ConfigReport {
@@ -285,7 +303,10 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
   if (opts.runtime) {
     const storage = main.success ? main.data : storageOf(mainDoc.value);
     if (storage) issues.push(...storeFileIssues(resolve(absDir, storage.data_dir), storage.stores, (i) => withPosition(mainDoc, i), mainDoc.blame));
+  }
+  if (opts.plugins) {
     issues.push(...(await controllerPluginIssues(absDir, displayPath)));
+    issues.push(...(await userPluginIssues(absDir, await configuredPluginPaths(absDir), displayPath)));
   }
   if (!main.success || !groups.success) return { issues };
 

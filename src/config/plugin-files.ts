@@ -1,10 +1,12 @@
-// Checks the controller plugin files (conf/controller/*.{js,mjs,ts}, local.d/controller.*) the
-// way the controller loads them, so a file that does not load is a configuration problem named
-// by its file, not a log line the controller writes once it has started without it.
+// Checks the controller plugin files (conf/controller/*.{js,mjs,ts}, local.d/controller.*) and
+// the users' plugins (local.d/plugins) the way a server loads them, so that for configtest a
+// file that does not load is a configuration problem named by its file. (A server starts
+// without such a file and logs why, to the log and the /errors ring.)
 
 import type { Logger } from '../plugin-api/index.js';
 import { loadPluginTable } from '../workers/controller/plugin-load.js';
 import type { ConfigIssue } from './errors.js';
+import { loadUserPlugins } from './user-plugins.js';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -30,4 +32,10 @@ export async function controllerPluginIssues(confDir: string, display: (p: strin
   };
   await loadPluginTable(confDir, { log: quiet, maps: { list: () => [] } }, collect);
   return issues;
+}
+
+/** Each user's plugin (local.d/plugins, plugins.paths) that does not load, named by its file. */
+export async function userPluginIssues(confDir: string, paths: readonly string[], display: (p: string) => string): Promise<ConfigIssue[]> {
+  const { failures } = await loadUserPlugins(confDir, paths);
+  return failures.map((f) => ({ file: display(f.file), path: '', expected: 'a plugin that loads', found: f.reason }));
 }

@@ -337,6 +337,11 @@ export const MainConfig = z.strictObject({
   settings: z.record(z.string(), SettingsRule).default({}),
   /** Modules switched off (same as `enabled: false` in local.d/<module>.yaml). */
   disabled_modules: z.array(z.string()).default([]),
+  /**
+   * Users' plugins (docs/plugins.md) beyond local.d/plugins/: files or directories of
+   * .ts/.js/.mjs files, relative to the configuration directory.
+   */
+  plugins: z.strictObject({ paths: z.array(z.string().min(1)).default([]) }).prefault({}),
   logging: z
     .strictObject({
       level: z.enum(LOG_LEVELS).default('info'),

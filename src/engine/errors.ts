@@ -8,7 +8,8 @@ export type EngineErrorCode =
   | 'ENGINE_DUPLICATE_SYMBOL'
   | 'ENGINE_BAD_STAGE'
   | 'ENGINE_DEPENDENCY_CYCLE'
-  | 'ENGINE_BAD_COMPOSITE';
+  | 'ENGINE_BAD_COMPOSITE'
+  | 'ENGINE_BAD_ENDPOINT';
 
 export class EngineError extends Error {
   readonly code: EngineErrorCode;

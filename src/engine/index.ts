@@ -2,7 +2,7 @@
 // messages. `createEngine` is the EngineFactory of contract.ts; the returned Engine is a
 // Scanner plus the listings the controller needs.
 
-import type { ActionName, Logger, ModuleDefinition, ScanMeta, ScanResult } from '../plugin-api/index.js';
+import type { ActionName, Learner, Logger, ModuleDefinition, ScanMeta, ScanResult } from '../plugin-api/index.js';
 import { buildBaseActions, milterAttributes, normaliseActionName, requiredScore, spamLimit } from './actions.js';
 import type { ActionEntry } from './actions.js';
 import { compileComposites } from './composites.js';
@@ -10,7 +10,7 @@ import type { CompiledComposite } from './composites.js';
 import type { EngineConfig, EngineFactory, Scanner } from './contract.js';
 import type { EngineCore } from './core.js';
 import { Registry } from './registry.js';
-import type { ItemInfo, RegistryInput } from './registry.js';
+import type { ItemInfo, ModuleEndpoint, RegistryInput } from './registry.js';
 import { buildResult } from './result.js';
 import { runScan } from './scheduler.js';
 import type { GroupLimit } from './scoring.js';
@@ -28,6 +28,7 @@ import type { Stores } from '../storage/types.js';
 export { EngineError } from './errors.js';
 export type { RuntimeOverrides } from './overrides.js';
 export type { EngineErrorCode } from './errors.js';
+export type { ModuleEndpoint } from './registry.js';
 
 /** Rspamd's task_timeout default, in seconds. */
 export const DEFAULT_TASK_TIMEOUT = 8;
@@ -40,6 +41,8 @@ export interface EngineOptions {
   stores?: Stores;
   /** The process's map registry (shared with the controller's map endpoints); a private one otherwise. */
   maps?: MapRegistry;
+  /** Names of the modules that are users' plugins: their mistakes disable them instead of failing the engine. */
+  localModules?: ReadonlySet<string>;
 }
 
 export interface SymbolListing {
@@ -74,6 +77,12 @@ export interface Engine extends Scanner {
   errorCounts(): ReadonlyMap<string, number>;
   /** Module → reason, for modules that are switched off. */
   disabledModules(): ReadonlyMap<string, string>;
+  /** Controller endpoints the modules registered, in module order. */
+  endpoints(): readonly ModuleEndpoint[];
+  /** Learners the modules registered (what an endpoint's task.learn asks). */
+  learners(): readonly Learner[];
+  /** Whether a module is a user's plugin (its endpoints are the local layer of the override rule). */
+  isLocalModule(name: string): boolean;
   /** The maps the modules declared (controller /maps, /getmap, /savemap, /plugins/maps/*). */
   maps(): MapRegistry;
   /** Replace the runtime overrides (dynamic config from the controller); applies to the next scan. */
@@ -117,12 +126,14 @@ class EngineImpl implements Engine, EngineCore {
   readonly #errors = new Map<string, number>();
   readonly #config: EngineConfig;
   readonly #maps: MapRegistry;
+  readonly #localModules: ReadonlySet<string>;
   readonly #scoreOverrides: ScoreOverrides;
   #overrides: RuntimeOverrides = {};
   #effectiveActions: EngineConfig['actions'];
 
-  constructor(config: EngineConfig, registry: Registry, log: Logger, maps: MapRegistry) {
+  constructor(config: EngineConfig, registry: Registry, log: Logger, maps: MapRegistry, localModules: ReadonlySet<string>) {
     this.#config = config;
+    this.#localModules = localModules;
     this.#maps = maps;
     this.#scoreOverrides = new ScoreOverrides(registry);
     this.#effectiveActions = config.actions;
@@ -234,6 +245,18 @@ class EngineImpl implements Engine, EngineCore {
     return this.#maps;
   }
 
+  endpoints(): readonly ModuleEndpoint[] {
+    return this.registry.endpoints;
+  }
+
+  learners(): readonly Learner[] {
+    return this.registry.learners;
+  }
+
+  isLocalModule(name: string): boolean {
+    return this.#localModules.has(name);
+  }
+
   applyOverrides(overrides: RuntimeOverrides): void {
     const st = actionState(this.#config.actions, overrides.actions);
     this.#scoreOverrides.apply(overrides.scores);
@@ -263,8 +286,9 @@ class EngineImpl implements Engine, EngineCore {
 export async function createEngineWith(config: EngineConfig, modules: ReadonlyArray<ModuleDefinition<any>>, options: EngineOptions = {}): Promise<Engine> { // eslint-disable-line @typescript-eslint/no-explicit-any -- modules carry heterogeneous config types
   const log = options.log ?? silentLogger;
   const maps = options.maps ?? createMapRegistry({ baseDir: process.cwd(), log });
-  const registry = await Registry.build({ config, modules, log, maps, ...(options.stores ? { stores: options.stores } : {}) });
-  const engine = new EngineImpl(config, registry, log, maps);
+  const localModules = options.localModules ?? new Set<string>();
+  const registry = await Registry.build({ config, modules, log, maps, localModules, ...(options.stores ? { stores: options.stores } : {}) });
+  const engine = new EngineImpl(config, registry, log, maps, localModules);
   engine.net = options.net ?? createNetServices({ ...(config.dns ? { dns: config.dns } : {}), log });
   return engine;
 }

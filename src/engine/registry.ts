@@ -7,6 +7,8 @@ import type { ZodType } from 'zod';
 import type {
   CompositeDef,
   Dependency,
+  EndpointDef,
+  Learner,
   Logger,
   ModuleContext,
   ModuleDefinition,
@@ -18,7 +20,7 @@ import type {
   SymbolTableEntry,
   Task,
 } from '../plugin-api/index.js';
-import { dataRecord, STAGES } from '../plugin-api/index.js';
+import { dataRecord, DEADLINE_PASSED, endpointProblem, STAGES, withDeadline } from '../plugin-api/index.js';
 import { scanStores } from '../storage/types.js';
 import type { EngineConfig, GroupConfig } from './contract.js';
 import { EngineError } from './errors.js';
@@ -73,6 +75,18 @@ export interface ItemInfo {
   check(task: Task): void | Promise<void>;
 }
 
+/** A controller endpoint a module registered (ctx.endpoint). */
+/** A user's plugin whose setup has not finished by then is switched off (a setup that never settles would hold start-up). */
+export const PLUGIN_SETUP_TIMEOUT_MS = 30_000;
+
+export interface ModuleEndpoint {
+  module: string;
+  plugin: string;
+  /** A name under /plugins/{plugin}/, or an absolute path. */
+  name: string;
+  def: EndpointDef;
+}
+
 interface PendingItem {
   reg: SymbolRegistration;
   module: string;
@@ -86,6 +100,12 @@ export interface RegistryInput {
   stores?: Stores;
   /** Handed to modules as ctx.maps. */
   maps: ModuleMaps;
+  /**
+   * Users' plugins (local.d/plugins): a mistake of theirs (a config the schema refuses, a symbol
+   * another module registered, an unknown stage) switches that plugin off with the reason
+   * instead of stopping the engine. A built-in module's mistake is a bug and still throws.
+   */
+  localModules?: ReadonlySet<string>;
 }
 
 export class Registry {
@@ -98,6 +118,10 @@ export class Registry {
   readonly composites: CompositeDef[] = [];
   /** Module name → reason, for modules that switched themselves off. */
   readonly disabledModules = new Map<string, string>();
+  /** Endpoints of every module whose setup completed (a module that disabled itself keeps them). */
+  readonly endpoints: ModuleEndpoint[] = [];
+  /** Learners of the modules that are on. */
+  readonly learners: Learner[] = [];
   #sealed = false;
 
   get sealed(): boolean {
@@ -112,9 +136,10 @@ export class Registry {
     return reg;
   }
 
-  async #setupModules({ config, modules, log, stores, maps }: RegistryInput): Promise<void> {
+  async #setupModules({ config, modules, log, stores, maps, localModules }: RegistryInput): Promise<void> {
     const pending: PendingItem[] = [];
     const offByConfig: string[] = [];
+    const pendingNames = new Map<string, string>();
     for (const mod of modules) {
       if (config.disabledModules.includes(mod.name)) {
         this.disabledModules.set(mod.name, 'disabled in config');
@@ -122,13 +147,29 @@ export class Registry {
         this.#addModuleSymbols(mod, mod.symbols);
         continue;
       }
-      const modConfig = validateModuleConfig(mod.name, mod.config, config.modules[mod.name]);
+      const local = localModules?.has(mod.name) === true;
+      let modConfig: unknown;
+      try {
+        modConfig = validateModuleConfig(mod.name, mod.config, config.modules[mod.name]);
+      } catch (err) {
+        if (!local) throw err;
+        const reason = `setup failed: ${(err as Error).message}`;
+        this.disabledModules.set(mod.name, reason);
+        log.error('plugin disabled', { module: mod.name, error: (err as Error).message });
+        this.#addModuleSymbols(mod, mod.symbols);
+        continue;
+      }
       const mine: PendingItem[] = [];
       const myComposites: CompositeDef[] = [];
       // Names a module declares may come from its config (multimap `symbol:`): no prototype.
       const declared = dataRecord<SymbolDef>();
+      const myEndpoints: ModuleEndpoint[] = [];
+      const myLearners: Learner[] = [];
       let disabledReason: string | undefined;
       const registry = this;
+      const open = (what: string): void => {
+        if (registry.#sealed) throw new EngineError('ENGINE_SEALED', `module ${mod.name}: ${what} registered after setup (registry is sealed)`);
+      };
       const ctx: ModuleContext<unknown> = {
         config: modConfig,
         log: moduleLogger(log, mod.name),
@@ -163,13 +204,40 @@ export class Registry {
           }
           return registry.#symbolTable();
         },
+        endpoint(plugin: string, name: string, def: EndpointDef): void {
+          open(`endpoint ${String(plugin)}/${String(name)}`);
+          // A user's plugin is plain JavaScript at run time: its mistakes are named here.
+          const problem = endpointProblem(plugin, name, def);
+          if (problem) throw new EngineError('ENGINE_BAD_ENDPOINT', `module ${mod.name}: ${problem}`);
+          myEndpoints.push({ module: mod.name, plugin, name, def });
+        },
+        learner(l: Learner): void {
+          open(`learner ${String(l?.name)}`);
+          if (typeof l?.name !== 'string' || typeof l.learn !== 'function') throw new EngineError('ENGINE_BAD_ENDPOINT', `module ${mod.name}: a learner needs a name and a learn function`);
+          myLearners.push(l);
+        },
       };
+      let threw = false;
       try {
-        await mod.setup(ctx);
+        if (!local) await mod.setup(ctx);
+        else if ((await withDeadline(Promise.resolve().then(() => mod.setup(ctx)), PLUGIN_SETUP_TIMEOUT_MS)) === DEADLINE_PASSED) {
+          throw new Error(`setup did not finish within ${PLUGIN_SETUP_TIMEOUT_MS / 1000} s`);
+        }
       } catch (err) {
-        disabledReason = `setup failed: ${(err as Error).message}`;
-        log.error('module setup failed', { module: mod.name, error: (err as Error).message });
+        threw = true;
+        const message = (err as Error)?.message ?? String(err);
+        disabledReason = `setup failed: ${message}`;
+        log.error('module setup failed', { module: mod.name, error: message });
       }
+      // A plugin's symbols are checked against the others' now, so a clash disables the plugin
+      // (the built-ins' clashes still throw below, in #addItem).
+      const clash = local && !threw ? itemProblem(mine, pendingNames) : undefined;
+      if (clash) {
+        threw = true;
+        disabledReason = `setup failed: ${clash}`;
+        log.error('module setup failed', { module: mod.name, error: clash });
+      }
+      if (!threw) this.endpoints.push(...myEndpoints);
       this.#addModuleSymbols(mod, mod.symbols);
       this.#addModuleSymbols(mod, declared);
       if (disabledReason !== undefined) {
@@ -181,7 +249,9 @@ export class Registry {
         continue;
       }
       pending.push(...mine);
+      for (const p of mine) pendingNames.set(p.reg.name, p.module);
       this.composites.push(...myComposites);
+      this.learners.push(...myLearners);
     }
     for (const p of pending) this.#addItem(p);
     if (offByConfig.length > 0) log.info(`modules off by configuration: ${offByConfig.join(', ')}`, { modules: offByConfig });
@@ -371,6 +441,20 @@ export class Registry {
     }
     return out;
   }
+}
+
+/** A module's registrations that #addItem would refuse: a name taken, an unknown stage. */
+function itemProblem(mine: readonly PendingItem[], taken: ReadonlyMap<string, string>): string | undefined {
+  const own = new Set<string>();
+  for (const { reg } of mine) {
+    if (typeof reg?.name !== 'string' || reg.name === '') return 'a symbol registration has no name';
+    if (typeof reg.check !== 'function') return `symbol ${reg.name}: check is not a function`;
+    const other = taken.get(reg.name);
+    if (other !== undefined || own.has(reg.name)) return `symbol ${reg.name} is already registered by module ${other ?? 'this one'}`;
+    own.add(reg.name);
+    if (reg.stage !== undefined && !STAGES.includes(reg.stage)) return `symbol ${reg.name} has unknown stage ${String(reg.stage)} (one of: ${STAGES.join(', ')})`;
+  }
+  return undefined;
 }
 
 /** A module's logger: every line names the module (`configtest` blames the module's file by it). */

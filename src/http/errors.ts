@@ -81,6 +81,10 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   // endpoints name the store in the text (src/workers/controller/store-outage.ts).
   STORE_UNAVAILABLE: { status: 503, domain: 'task-error' },
   STORE_FAILED: { status: 500, domain: 'task-error' },
+  // An endpoint's task.learn (src/plugin-api/endpoints.ts): no learner is registered (the Bayes
+  // module is off), or none has a classifier of the requested name.
+  LEARN_NO_CLASSIFIER: { status: 404, domain: 'task-error' },
+  LEARN_CLASSIFIER_UNKNOWN: { status: 404, domain: 'task-error' },
   // The proxy (src/proxy/, proxy-milter.md §3.11): an upstream group that could not answer. The
   // message is the reason phrase Rspamd's proxy sends; the connection is closed after each.
   ERR_RELAY_NO_BACKEND: { status: 404, domain: 'transport-error' },

@@ -7,10 +7,12 @@ import type { ActionName, MilterReply, ScanMeta, SymbolResult } from './scan-typ
 import type { TaskDns, TaskHttp, TaskRedis, TaskTcp } from './net/types.js';
 import type { Stores } from '../storage/types.js';
 import type { MapDefinition, MapHandle } from '../maps/types.js';
+import type { EndpointDef, Learner } from './endpoints.js';
 
 export * from './scan-types.js';
 export { DEADLINE_PASSED, withDeadline } from './deadline.js';
 export { dataRecord, ownValue, setOwn } from './records.js';
+export * from './endpoints.js';
 export type * from '../message/types.js';
 export type * from './net/types.js';
 export type * from '../storage/types.js';
@@ -182,6 +184,15 @@ export interface ModuleContext<C> {
    * so it throws during setup: call it from a callback (neural builds its input profile from it).
    */
   symbolTable(): readonly SymbolTableEntry[];
+  /**
+   * A controller endpoint this module serves (interface.md "Plugin endpoints"): `path` is a name,
+   * served at `/plugins/{plugin}/{path}`, or an absolute path (`/learnspam`). A local plugin
+   * registering endpoints under the same `plugin` name replaces all of this plugin's endpoints.
+   * Endpoints stay registered when the module disables itself (they can say why they refuse).
+   */
+  endpoint(plugin: string, path: string, def: EndpointDef): void;
+  /** A classifier that learns messages handed to endpoints (`task.learn`). */
+  learner(learner: Learner): void;
 }
 
 /** One symbol as the sealed registry knows it (ModuleContext.symbolTable). */

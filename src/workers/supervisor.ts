@@ -10,8 +10,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { createEngine } from '../engine/index.js';
-import { builtinModules } from '../modules/index.js';
 import { routeConsoleToLog } from '../observability/console-capture.js';
+import { loadServerModules, reportPlugins, type ServerModules } from './server-modules.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
 import { startControllerWorker } from './controller.js';
 import { reloadTlsListeners, tlsListenOptions, type RunningWorker } from './listen.js';
@@ -84,8 +84,11 @@ export function formatAddress(host: string, port: number): string {
 }
 
 /** `hub`: this process aggregates the statistics (--single); otherwise they go over IPC. */
-async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, serverName: string | undefined, hub?: StatsHub, board?: ScanBoard): Promise<Listener> {
+async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName: string | undefined, hub?: StatsHub, board?: ScanBoard): Promise<Listener> {
   const svc = await openProcessServices(cfg, log.child('stores'), role, hub);
+  // After the services: the error sink of the /errors ring is in place.
+  if (role !== 'fuzzy') reportPlugins(set, log.child('plugins'));
+  const engineOptions = { log: log.child('engine'), stores: svc.stores, localModules: set.local };
   // Maps are read relative to the config dir; saved actions/scores/maps reach this worker by polling.
   const maps = createMapRegistry({ baseDir: cfg.dir, log: log.child('maps') });
   let dynamic: DynamicSync | undefined;
@@ -106,7 +109,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
     if (needsSelfScan(p)) {
       // Self-scan (proxy-milter.md §3.13): the normal worker's route table over the proxy's own engine.
       tuneV8ForScanning();
-      const scanner = await createEngine(cfg.engine, builtinModules, { log: log.child('engine'), stores: svc.stores, maps });
+      const scanner = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
       dynamic = startDynamicSync({ engine: scanner, kv: svc.stores.kv, log: plog });
       await dynamic.ready;
       const d = cfg.workers.normal.dictionaries;
@@ -140,7 +143,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
     tuneV8ForScanning();
     const w = cfg.workers.normal;
     const wlog = log.child('normal');
-    const scanner = await createEngine(cfg.engine, builtinModules, { log: log.child('engine'), stores: svc.stores, maps });
+    const scanner = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
     dynamic = startDynamicSync({ engine: scanner, kv: svc.stores.kv, log: wlog });
     await dynamic.ready;
     const handle = await startNormalWorker({
@@ -168,7 +171,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, s
   }
   const c = cfg.workers.controller;
   const clog = log.child('controller');
-  const engine = await createEngine(cfg.engine, builtinModules, { log: log.child('engine'), stores: svc.stores, maps });
+  const engine = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
   dynamic = startDynamicSync({ engine, kv: svc.stores.kv, log: clog });
   await dynamic.ready;
   const context = { log: clog, config: cfg, engine, stores: svc.stores, stats: { view: svc.view, recorder: svc.recorder }, startedAt: Date.now() };
@@ -214,14 +217,14 @@ function workerExecArgv(maxHeap: number): string[] {
  * restart policy) starts it again. `workers.max_heap` cannot apply to a process already running:
  * start node with `--max-old-space-size` instead.
  */
-export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?: string): Promise<void> {
+export async function runSingle(cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName?: string): Promise<void> {
   const stats = await startPrimaryStats(cfg, log.child('stats'), () => ({ scanners: 1, alive: 1 }));
   const boardDir = makeBoardDir(log);
   const board = boardDir ? ScanBoard.open(boardPath(boardDir, process.pid), log) : undefined;
-  const listeners: Listener[] = [await startRole('normal', cfg, log, serverName, stats.hub, board)];
-  if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, log, serverName, stats.hub, board));
-  if (cfg.workers.fuzzy.enabled) listeners.push(await startRole('fuzzy', cfg, log, serverName, stats.hub));
-  if (cfg.workers.proxy.enabled) listeners.push(await startRole('proxy', cfg, log, serverName, stats.hub, board));
+  const listeners: Listener[] = [await startRole('normal', cfg, set, log, serverName, stats.hub, board)];
+  if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, set, log, serverName, stats.hub, board));
+  if (cfg.workers.fuzzy.enabled) listeners.push(await startRole('fuzzy', cfg, set, log, serverName, stats.hub));
+  if (cfg.workers.proxy.enabled) listeners.push(await startRole('proxy', cfg, set, log, serverName, stats.hub, board));
   const heapLimit = v8.getHeapStatistics().heap_size_limit;
   // V8's limit adds the young generation to the old-space cap; a tenth more is still "the same cap".
   if (cfg.workers.maxHeap > 0 && heapLimit > cfg.workers.maxHeap * 1.1) {
@@ -241,7 +244,7 @@ export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?:
 }
 
 /** Inside a cluster worker: start the role named by the supervisor, stop when told to. */
-async function runClusterWorker(cfg: LoadedConfig, log: RootLogger, serverName?: string): Promise<void> {
+async function runClusterWorker(cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName?: string): Promise<void> {
   const role = process.env[ROLE_ENV] as WorkerRole;
   // The reason a worker dies belongs in the log next to the supervisor's restart line.
   process.on('uncaughtException', (err) => {
@@ -257,7 +260,7 @@ async function runClusterWorker(cfg: LoadedConfig, log: RootLogger, serverName?:
   // Registered before start-up: an unhandled SIGHUP would kill a worker still starting.
   process.on('SIGHUP', () => reloadTlsListeners(listener ? [listener] : [], log));
   try {
-    listener = await startRole(role, cfg, log, serverName, undefined, board);
+    listener = await startRole(role, cfg, set, log, serverName, undefined, board);
   } catch (err) {
     const listenProblem = listenErrorText(err);
     // A port taken or not ours is an operator's problem, said in one line; anything else is ours, with its stack.
@@ -537,7 +540,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
   // The supervisor (or the --single process) checks every file, the stores' paths and the
   // controller plugin files before any listener opens; a cluster worker reads the files again
   // (a restarted one may find them edited) but leaves the rest to the supervisor's check.
-  const cfg = await loadConfig(opts.confDir, { modules: builtinModules, runtime: !cluster.isWorker });
+  // Users' plugins first: their module files (local.d/<plugin>.yaml) are checked with the rest.
+  // A plugin that does not load is reported by each worker and left out, never a start-up failure.
+  const set = await loadServerModules(opts.confDir);
+  const cfg = await loadConfig(opts.confDir, { modules: set.modules, runtime: !cluster.isWorker });
   const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format });
   // stdout is the log stream: a library's console output must arrive as a record, not raw text.
   routeConsoleToLog(log.child('console'));
@@ -551,9 +557,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
         if (b.kind === 'tcp' && ports[i]) b.port = ports[i];
       });
     }
-    return runClusterWorker(cfg, log, opts.serverName);
+    return runClusterWorker(cfg, set, log, opts.serverName);
   }
-  if (opts.single) return runSingle(cfg, log, opts.serverName);
+  if (opts.single) return runSingle(cfg, set, log, opts.serverName);
   return runPrimary(cfg, log, opts.workers ?? cfg.workers.normal.count);
 }
 

@@ -252,7 +252,7 @@ async function checkAll(files: Record<string, string | Buffer>, runtime = false,
   const dir = await makeConfDir(files);
   try {
     await prepare?.(dir);
-    const report = await readConfig(dir, { modules: builtinModules, runtime });
+    const report = await readConfig(dir, { modules: builtinModules, runtime, plugins: runtime });
     assert.equal(report.config, undefined, 'a configuration with issues yields none');
     const lines = report.issues.map((i) => `${relative(dir, i.file) || i.file}:${i.line ?? '-'}:${i.column ?? '-'} ${i.path}: ${i.expected} / ${i.found}`).sort();
     return { lines, issues: report.issues };

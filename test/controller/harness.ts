@@ -45,7 +45,8 @@ export async function startTestController(controllerYaml: string, extraFiles: Re
   const config = await loadConfig(dir);
   const { log, lines } = recordingLogger();
   const stores = await openStores(config, log);
-  const engine = await createEngine(config.engine, builtinModules, { log });
+  // The modules get the stores, as in a worker: the Bayes module learns through them.
+  const engine = await createEngine(config.engine, builtinModules, { log, stores });
   const context: ControllerContext = { log, config, engine, stores };
   const w = await startControllerWorker({ host: '127.0.0.1', port: 0, log, context, serverName: 'rspamd/3.4' });
   return {

@@ -5,6 +5,7 @@ import { makeAutolearnCheck } from './autolearn.js';
 import { makeClassifyCheck } from './check.js';
 import { BAYES_SYMBOLS, bayesSymbols } from './symbols.js';
 import { storeOutageLog } from '../shared/outage-log.js';
+import { bayesLearner, registerBayesEndpoints } from './endpoints.js';
 
 /**
  * The Bayes classifier (statistics.md): classifies after the filters (as Rspamd's classifiers
@@ -16,13 +17,15 @@ export const bayesModule = defineModule<BayesConfig>({
   config: BayesConfig,
   symbols: BAYES_SYMBOLS,
   setup(ctx) {
+    const cfg = ctx.config;
+    const classifier = new BayesClassifier(cfg);
+    registerBayesEndpoints(ctx, classifier);
     const store = ctx.stores?.bayes;
     if (!store) {
       ctx.disable('store: no statistics store configured');
       return;
     }
-    const cfg = ctx.config;
-    const classifier = new BayesClassifier(cfg);
+    ctx.learner(bayesLearner(classifier, store));
     const symbols = Object.keys(bayesSymbols(cfg.spam_symbol, cfg.ham_symbol));
     const outage = storeOutageLog(ctx.log, 'bayes');
     ctx.symbol({

@@ -4,6 +4,7 @@ import { FUZZY_ERROR_SYMBOLS } from '../../fuzzy/score.js';
 import { FuzzyCheckConfig } from './config.js';
 import { FUZZY_SYMBOLS } from './symbols.js';
 import { compileWhitelist, makeFuzzyCheck } from './check.js';
+import { registerFuzzyEndpoints } from './endpoints.js';
 
 /** Slack over the rules' own I/O budget before the scheduler gives up on the callback. */
 const TIMEOUT_SLACK_SECONDS = 0.5;
@@ -14,14 +15,18 @@ export const fuzzyCheckModule = defineModule<FuzzyCheckConfig>({
   config: FuzzyCheckConfig,
   symbols: FUZZY_SYMBOLS,
   setup(ctx) {
-    let rules;
+    let all;
     try {
-      rules = compileRules(ctx.config).filter((r) => r.readServers.length > 0);
+      all = compileRules(ctx.config);
     } catch (err) {
       ctx.log.error(String((err as Error).message));
+      registerFuzzyEndpoints(ctx, { error: 'Module disabled' });
       ctx.disable('config');
       return;
     }
+    // Learning needs only write servers: the endpoints see every rule, the check the readable ones.
+    registerFuzzyEndpoints(ctx, all.length ? { rules: all } : { error: 'Module has no rules' });
+    const rules = all.filter((r) => r.readServers.length > 0);
     if (rules.length === 0) {
       ctx.disable('config');
       return;

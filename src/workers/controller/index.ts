@@ -21,8 +21,6 @@ import { errorsRoutes } from './errors.js';
 import { graphRoutes } from './graph.js';
 import { healthRoutes, pingRoute } from './health.js';
 import { historyRoutes } from './history.js';
-import { learnRoutes } from './learn.js';
-import { fuzzyRoutes } from './fuzzy.js';
 import { controllerError, isUncompressed } from './json.js';
 import { storeErrorOf } from './store-outage.js';
 import { metricsRoutes } from './metrics.js';
@@ -44,7 +42,6 @@ export type { RunningWorker } from '../listen.js';
 const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<ControllerRoute[]>> = [
   configEditRoutes,
   mapsRoutes,
-  pluginsRoutes,
   statRoutes,
   metricsRoutes,
   errorsRoutes,
@@ -52,9 +49,9 @@ const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<
   graphRoutes,
   healthRoutes,
   scanRoutes,
-  learnRoutes,
-  fuzzyRoutes,
   neuralRoutes,
+  // Last: a plugin endpoint on a path the controller serves itself is refused, not the controller's.
+  pluginsRoutes,
 ];
 
 /** Static files (controller.md §1.8, static.ts), tried for paths no route matched. */
@@ -159,6 +156,10 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
   const table = new Map<string, ControllerRoute>();
   const add = (r: ControllerRoute): void => {
     const key = r.path.toLowerCase();
+    if (table.has(key) && r.plugin !== undefined) {
+      log.error('plugin endpoint refused: the controller serves this path itself', { plugin: r.plugin, path: key });
+      return;
+    }
     if (table.has(key)) throw new Error(`controller route ${key} registered twice`);
     table.set(key, r);
   };

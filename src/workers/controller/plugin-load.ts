@@ -6,13 +6,20 @@
 
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { importPluginFile } from '../../config/plugin-import.js';
 import type { Logger } from '../../plugin-api/index.js';
 import type { ControllerPluginApi, PluginEndpointDef, PluginFileExport, PluginTable } from './plugin-types.js';
 
 const PLUGIN_FILE_EXT = /\.(js|mjs|ts)$/;
 /** Plugin and endpoint names become URL path segments. */
 const NAME_RE = /^[A-Za-z0-9_.-]+$/;
+
+/** One file's table, and whether it is the local layer (local.d) of the override rule. */
+export interface PluginFileTable {
+  file: string;
+  local: boolean;
+  table: PluginTable;
+}
 
 export interface LoadedPlugins {
   table: PluginTable;
@@ -74,10 +81,9 @@ function checkTable(raw: unknown, file: string, log: Logger): PluginTable {
 async function loadFile(file: string, api: ControllerPluginApi, log: Logger): Promise<PluginTable> {
   let mod: { plugins?: PluginFileExport };
   try {
-    mod = (await import(pathToFileURL(file).href)) as { plugins?: PluginFileExport };
+    mod = (await importPluginFile(file)) as { plugins?: PluginFileExport };
   } catch (err) {
-    const hint = file.endsWith('.ts') ? ' (a .ts plugin file needs a TypeScript loader such as tsx; use .js otherwise)' : '';
-    log.error(`cannot load controller plugin file${hint}`, { file, error: (err as Error).message });
+    log.error('cannot load controller plugin file', { file, error: (err as Error)?.message ?? String(err) });
     return {};
   }
   if (mod.plugins === undefined) {
@@ -93,11 +99,19 @@ async function loadFile(file: string, api: ControllerPluginApi, log: Logger): Pr
   }
 }
 
+/** Every plugin file's table in load order: defaults (name order), then local.d. */
+export async function loadPluginFiles(confDir: string, api: ControllerPluginApi, log: Logger): Promise<PluginFileTable[]> {
+  const out: PluginFileTable[] = [];
+  for (const file of await defaultFiles(confDir)) out.push({ file, local: false, table: await loadFile(file, api, log) });
+  for (const file of await localFiles(confDir)) out.push({ file, local: true, table: await loadFile(file, api, log) });
+  return out;
+}
+
 export async function loadPluginTable(confDir: string, api: ControllerPluginApi, log: Logger): Promise<LoadedPlugins> {
   const table: PluginTable = {};
   const origin: Record<string, string> = {};
-  for (const file of [...(await defaultFiles(confDir)), ...(await localFiles(confDir))]) {
-    for (const [plugin, eps] of Object.entries(await loadFile(file, api, log))) {
+  for (const { file, table: fileTable } of await loadPluginFiles(confDir, api, log)) {
+    for (const [plugin, eps] of Object.entries(fileTable)) {
       if (table[plugin]) log.info('controller plugin replaced', { plugin, by: basename(file), was: origin[plugin] });
       table[plugin] = eps;
       origin[plugin] = basename(file);

@@ -6,7 +6,7 @@ import { ACTION_ORDER, hamCount, spamCount } from '../../observability/server-st
 import type { MetricsInput } from '../../observability/openmetrics.js';
 import type { StatsSnapshot } from '../../observability/stats-hub.js';
 import type { CoreContext } from './core-context.js';
-import { fuzzyStat } from './fuzzy.js';
+import { fuzzyStat } from './fuzzy-stat.js';
 import { dbl, type Double } from './json.js';
 import { logStoreOutage } from './store-outage.js';
 

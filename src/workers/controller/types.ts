@@ -33,6 +33,8 @@ export interface ControllerRoute {
    * (src/protocol/message-source.ts), read before the handler runs, after authentication.
    */
   message?: boolean;
+  /** Served for this plugin (plugins.ts): a path the controller serves itself wins over it. */
+  plugin?: string;
   handler(req: Request, session: ControllerSession): Reply | Promise<Reply>;
 }
 
