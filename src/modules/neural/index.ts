@@ -16,7 +16,7 @@ import { kvOrDisable } from '../shared/policy-setup.js';
 import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
 import { canPush, learnClass, readyToTrain } from './autotrain.js';
 import { NeuralConfig, neuralRules } from './config.js';
-import { neuralLearner, registerNeuralLearner } from './learn.js';
+import { neuralLearner, type NeuralLearner } from './learn.js';
 import { RuleState } from './rule-state.js';
 import { encodeVector, metatokens, sparseVector } from './vector.js';
 
@@ -91,6 +91,16 @@ export const neuralModule = defineModule<NeuralConfig>({
   config: NeuralConfig,
   symbols: NEURAL_SYMBOLS,
   setup(ctx) {
+    // Registered first: an unconfigured module's endpoint still answers, saying why it refuses.
+    let learner: NeuralLearner | undefined;
+    ctx.endpoint('neural', 'learn', {
+      enable: true,
+      async handler(task, conn) {
+        if (!learner) return conn.send_error(404, 'neural module is not configured');
+        const r = await learner.learn(task.getContent());
+        return r.status === 200 ? conn.send_ucl({ success: true }) : conn.send_error(r.status, r.error ?? 'error');
+      },
+    });
     const rules = neuralRules(ctx.config);
     if (rules.length === 0) {
       ctx.log.info('neural: no rules configured; module disabled');
@@ -123,6 +133,6 @@ export const neuralModule = defineModule<NeuralConfig>({
       flags: ['coro', 'nostat', 'explicit_disable', 'ignore_passthrough'],
       check: (task) => learn(task, list, ctx.config.allow_local, outage),
     });
-    registerNeuralLearner(kv, neuralLearner(states, ctx.log));
+    learner = neuralLearner(states, ctx.log);
   },
 });

@@ -73,15 +73,3 @@ export function neuralLearner(rules: ReadonlyMap<string, RuleState>, log: Logger
     },
   };
 }
-
-// Until modules can declare controller endpoints themselves, the controller finds an engine's
-// learner through the key-value store object that engine's modules were given.
-const learners = new WeakMap<object, NeuralLearner>();
-
-export function registerNeuralLearner(owner: object, learner: NeuralLearner): void {
-  learners.set(owner, learner);
-}
-
-export function neuralLearnerFor(owner: object): NeuralLearner | undefined {
-  return learners.get(owner);
-}

@@ -54,7 +54,9 @@ async function learnWith(ctx: ControllerContext, task: EndpointTask, cls: LearnC
 }
 
 export function makeEndpointTask(ctx: ControllerContext, req: Request, needTask: boolean): EndpointTask {
-  const body = needTask ? req.body : Buffer.alloc(0);
+  // Every endpoint reads the body (neural's learn takes JSON); need_task only makes it required.
+  const body = req.body;
+  void needTask;
   let parsed: Message | undefined;
   let decoded: { message: Buffer; meta: ScanMeta } | undefined;
   let scanned: Promise<ScanResult> | undefined;

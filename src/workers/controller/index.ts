@@ -29,7 +29,6 @@ import { statRoutes } from './stat.js';
 import { configEditRoutes } from './config-edit.js';
 import { mapsRoutes } from './maps.js';
 import { pluginsRoutes } from './plugins.js';
-import { neuralRoutes } from './neural.js';
 import { serveStatic } from './static.js';
 import type { AuthLevel, ControllerContext, ControllerRoute, ControllerSession } from './types.js';
 
@@ -49,7 +48,6 @@ const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<
   graphRoutes,
   healthRoutes,
   scanRoutes,
-  neuralRoutes,
   // Last: a plugin endpoint on a path the controller serves itself is refused, not the controller's.
   pluginsRoutes,
 ];
