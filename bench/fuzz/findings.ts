@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { KnownBug } from './known.js';
 import type { Port } from './surface.js';
 
-export type FindingKind = 'crash' | 'hang' | 'slow' | '5xx' | 'memory';
+export type FindingKind = 'crash' | 'hang' | 'slow' | '5xx' | 'memory' | 'exception' | 'interference' | 'unlogged-close';
 
 export interface Finding {
   surface: string;
@@ -29,6 +29,10 @@ export interface Finding {
   exit?: { role: string; pid: number; log: string[] };
   /** For memory: the process and its RSS. */
   memory?: { role: string; pid: number; baselineMiB: number; nowMiB: number };
+  /** For exceptions: the key (message | module | symbol | error) and the server's log line. */
+  exception?: { key: string; line: string };
+  /** For interference: the canary's verdicts on a fresh server, and after this input. */
+  canary?: { expected: string; got: string };
   bytes: number;
   date: string;
 }
@@ -53,7 +57,8 @@ export class FindingStore {
     const k = `${f.surface}|${f.kind}|${f.known ?? ''}|${key}`;
     const n = (this.#perKey.get(k) ?? 0) + 1;
     this.#perKey.set(k, n);
-    if (n > SAVED_PER_KEY) return undefined;
+    // An exception is the same bug whatever input hits it: one saved per message + module.
+    if (n > (f.kind === 'exception' ? 1 : SAVED_PER_KEY)) return undefined;
     const name = `${f.surface}-${f.kind}${f.known ? `-known-${f.known}` : ''}-s${f.seed}-i${f.index}`;
     writeFileSync(join(this.#dir, `${name}.bin`), bytes);
     writeFileSync(join(this.#dir, `${name}.json`), `${JSON.stringify(f, null, 2)}\n`);
