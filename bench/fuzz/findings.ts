@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KnownBug } from './known.js';
 import type { Port } from './surface.js';
+import type { LogRecord } from './server.js';
 
 export type FindingKind = 'crash' | 'hang' | 'slow' | '5xx' | 'memory' | 'exception' | 'interference' | 'unlogged-close';
 
@@ -35,6 +36,16 @@ export interface Finding {
   canary?: { expected: string; got: string };
   bytes: number;
   date: string;
+}
+
+/**
+ * What identifies one exception: the message, the module and symbol it names, and the error
+ * text with numbers blanked (offsets and sizes differ from input to input).
+ */
+export function exceptionKey(r: LogRecord): string {
+  const field = (k: string): string => (typeof r[k] === 'string' ? (r[k] as string) : '');
+  const error = (field('error') || field('err').split('\n')[0] || '').replace(/\d+/g, 'N').slice(0, 200);
+  return [r.msg.replace(/\d+/g, 'N'), field('module'), field('symbol'), error].join(' | ');
 }
 
 /** How many findings with the same key are saved (the rest are only counted). */

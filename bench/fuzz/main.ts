@@ -34,7 +34,7 @@ import { FuzzServer, READ_PASSWORD, type Role } from './server.js';
 import { stopOnSignal } from '../servers.js';
 import { loadSeeds } from './seeds.js';
 import { knownBug } from './known.js';
-import { FindingStore, type Finding, type FindingKind } from './findings.js';
+import { exceptionKey, FindingStore, type Finding, type FindingKind } from './findings.js';
 import type { FuzzInput, Port, Surface, SurfaceContext } from './surface.js';
 import { v2Surface } from './surfaces/v2.js';
 import { chunkedSurface } from './surfaces/chunked.js';
@@ -87,15 +87,6 @@ const LOG_WAIT_MS = 2_000;
 /** After an input re-sent alone, time for its error lines to arrive. */
 const LOG_SETTLE_MS = 300;
 
-/**
- * What identifies one exception: the message, the module and symbol it names, and the error
- * text with numbers blanked (offsets and sizes differ from input to input).
- */
-export function exceptionKey(r: LogRecord): string {
-  const field = (k: string): string => (typeof r[k] === 'string' ? (r[k] as string) : '');
-  const error = (field('error') || field('err').split('\n')[0] || '').replace(/\d+/g, 'N').slice(0, 200);
-  return [r.msg.replace(/\d+/g, 'N'), field('module'), field('symbol'), error].join(' | ');
-}
 
 function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -964,6 +955,7 @@ async function main(): Promise<void> {
 if (resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {
   main().catch((e: unknown) => {
     process.stderr.write(`fuzz: ${(e as Error).stack ?? String(e)}\n`);
-    process.exitCode = 2;
+    // Exit now: the other sending loops of a failed run would go on against a stopped server.
+    process.exit(2);
   });
 }

@@ -101,6 +101,8 @@ function size(items: Item[]): number {
 export function mutateSession(rng: Rng, items: Item[], notes: Notes, others: Buffer[]): { items: Item[]; quit: boolean } {
   let quit = true;
   for (let n = rng.count(4); n > 0; n--) {
+    // Mutations that drop frames can leave none: start again from an OPTNEG alone.
+    if (items.length === 0) items.push({ cmd: 'O', data: Buffer.from([0, 0, 0, 6, 0, 0, 1, 0xff, 0, 0x1f, 0xff, 0xff]) });
     const what = rng.weighted<string>([
       [3, 'length'], [2, 'zero-length'], [2, 'huge-declared'], [3, 'unknown-cmd'], [3, 'macro-no-nul'], [1, 'macro-flood'], [3, 'header-no-nul'],
       [1, 'header-flood'], [1, 'rcpt-flood'], [2, 'big-body'], [3, 'drop-eob'], [2, 'drop-quit'], [3, 'abort'], [2, 'quit-nc'], [2, 'repeat-transaction'],
