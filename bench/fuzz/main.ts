@@ -723,7 +723,7 @@ class Campaign {
       const timings = { clientMs, ...(sms !== undefined ? { serverMs: sms } : {}), cpuMs: r.cpuMs };
       let kind: FindingKind | undefined;
       if (r.exits.length) kind = 'crash';
-      else if (r.outcome.kind === 'timeout') kind = 'hang';
+      else if (r.outcome.kind === 'timeout' || r.canary === 'no reply in time') kind = 'hang';
       else if (r.cpuMs > this.#o.slowMs) kind = 'slow';
       if (!kind) continue;
       if (kind === 'crash') confirmedCrash.add(s.index);
