@@ -5,8 +5,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KnownBug } from './known.js';
 import type { Port } from './surface.js';
+import type { LogRecord } from './server.js';
 
-export type FindingKind = 'crash' | 'hang' | 'slow' | '5xx' | 'memory';
+export type FindingKind = 'crash' | 'hang' | 'slow' | '5xx' | 'memory' | 'exception' | 'interference' | 'unlogged-close';
 
 export interface Finding {
   surface: string;
@@ -29,8 +30,22 @@ export interface Finding {
   exit?: { role: string; pid: number; log: string[] };
   /** For memory: the process and its RSS. */
   memory?: { role: string; pid: number; baselineMiB: number; nowMiB: number };
+  /** For exceptions: the key (message | module | symbol | error) and the server's log line. */
+  exception?: { key: string; line: string };
+  /** For interference: the canary's verdicts on a fresh server, and after this input. */
+  canary?: { expected: string; got: string };
   bytes: number;
   date: string;
+}
+
+/**
+ * What identifies one exception: the message, the module and symbol it names, and the error
+ * text with numbers blanked (offsets and sizes differ from input to input).
+ */
+export function exceptionKey(r: LogRecord): string {
+  const field = (k: string): string => (typeof r[k] === 'string' ? (r[k] as string) : '');
+  const error = (field('error') || field('err').split('\n')[0] || '').replace(/\d+/g, 'N').slice(0, 200);
+  return [r.msg.replace(/\d+/g, 'N'), field('module'), field('symbol'), error].join(' | ');
 }
 
 /** How many findings with the same key are saved (the rest are only counted). */
@@ -53,7 +68,8 @@ export class FindingStore {
     const k = `${f.surface}|${f.kind}|${f.known ?? ''}|${key}`;
     const n = (this.#perKey.get(k) ?? 0) + 1;
     this.#perKey.set(k, n);
-    if (n > SAVED_PER_KEY) return undefined;
+    // An exception is the same bug whatever input hits it: one saved per message + module.
+    if (n > (f.kind === 'exception' ? 1 : SAVED_PER_KEY)) return undefined;
     const name = `${f.surface}-${f.kind}${f.known ? `-known-${f.known}` : ''}-s${f.seed}-i${f.index}`;
     writeFileSync(join(this.#dir, `${name}.bin`), bytes);
     writeFileSync(join(this.#dir, `${name}.json`), `${JSON.stringify(f, null, 2)}\n`);

@@ -13,7 +13,14 @@
 //           confirmed when re-sent alone by the CPU the workers spent on it;
 //   5xx     a 5xx reply the surface does not allow (Surface.expected5xx);
 //   memory  a process whose RSS stayed more than --mem-growth-mb above its level after warm-up
-//           for 10 s (a moment above it is one large input, not growth).
+//           for 10 s (a moment above it is one large input, not growth);
+//   exception  an error-level line in the server's log (a module's rule threw, a front end's
+//           "bug" path) while the input was in flight, confirmed when re-sent alone; one per
+//           distinct message + module + symbol + error;
+//   interference  (milter) the canary session sent after a fuzzed session did not get the
+//           verdicts a fresh server gives it: one session affected another;
+//   unlogged-close  (milter) the server closed a session that did not QUIT without a log line
+//           naming the session's peer.
 import { existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -27,7 +34,7 @@ import { FuzzServer, READ_PASSWORD, type Role } from './server.js';
 import { stopOnSignal } from '../servers.js';
 import { loadSeeds } from './seeds.js';
 import { knownBug } from './known.js';
-import { FindingStore, type Finding, type FindingKind } from './findings.js';
+import { exceptionKey, FindingStore, type Finding, type FindingKind } from './findings.js';
 import type { FuzzInput, Port, Surface, SurfaceContext } from './surface.js';
 import { v2Surface } from './surfaces/v2.js';
 import { chunkedSurface } from './surfaces/chunked.js';
@@ -37,8 +44,14 @@ import { httpcryptSurface } from './surfaces/httpcrypt.js';
 import { controllerSurface, isSafeForController } from './surfaces/controller.js';
 import { mimeSurface } from './surfaces/mime.js';
 import { legacySurface } from './surfaces/legacy.js';
+import { milterSurface } from './surfaces/milter.js';
+import { spamcSurface } from './surfaces/spamc.js';
+import { CANARY_SESSION, canarySummary, finalFrames, GTUBE_REJECT, readerEnd, sendMilter, type MilterResult } from './milter-wire.js';
+import { ERROR_LEVEL, type LogRecord, type ProxyMode } from './server.js';
+import { proxyModeFor } from './surface.js';
 
-const SURFACES = ['v2', 'chunked', 'v3', 'zstd', 'httpcrypt', 'controller', 'mime', 'legacy'] as const;
+/** In this order under `all`: the ones needing the HTTP proxy last, so the server restarts once. */
+const SURFACES = ['v2', 'chunked', 'v3', 'zstd', 'httpcrypt', 'controller', 'mime', 'legacy', 'milter', 'spamc'] as const;
 /** How often RSS is sampled for the memory check. */
 const MEMORY_SAMPLE_MS = 2_000;
 /**
@@ -67,6 +80,13 @@ const CPU_SETTLE_MS = 400;
 const CPU_POLL_MS = 50;
 /** Times an input refused at connect (no worker up) is sent again once the workers are back. */
 const REFUSED_RETRIES = 3;
+/** Inputs finished this recently are suspects of an error line in the server's log. */
+const EXCEPTION_WINDOW_MS = 1_500;
+/** How long the server's log line about a session it closed may take to reach us (through the supervisor). */
+const LOG_WAIT_MS = 2_000;
+/** After an input re-sent alone, time for its error lines to arrive. */
+const LOG_SETTLE_MS = 300;
+
 
 function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -145,12 +165,40 @@ interface Suspect {
   index: number;
   input: FuzzInput;
   outcome?: Outcome;
-  kind: 'crash' | 'hang' | 'slow';
+  kind: 'crash' | 'hang' | 'slow' | 'exception' | 'interference' | 'unlogged-close';
   exit?: { role: string; pid: number; log: string[] };
+  /** exception: its key and the line; interference: what the canary got. */
+  detail?: string;
+  line?: string;
 }
 
 function roleFor(port: Port): Role {
-  return port === 'scan' ? 'normal' : 'controller';
+  switch (port) {
+    case 'scan': return 'normal';
+    case 'controller': return 'controller';
+    default: return 'proxy';
+  }
+}
+
+/** The ports whose inputs reach a worker of `role` (the proxy relays to the normal workers). */
+function portsReaching(role: Role): Port[] {
+  switch (role) {
+    case 'controller': return ['controller'];
+    case 'proxy': return ['milter', 'proxy'];
+    default: return ['scan', 'milter', 'proxy'];
+  }
+}
+
+/** A milter session's outcome class for the summary: what the server sent, and who closed. */
+function milterClass(r: MilterResult): string {
+  const what = finalFrames(r.frames).length ? 'verdict' : r.rest.toString('latin1', 0, 5) === 'HTTP/' ? 'http' : r.frames.length ? 'frames' : r.outcome.kind === 'timeout' ? 'timeout' : 'nothing';
+  return `milter-${what}${r.serverClosedFirst ? '' : '-eof'}`;
+}
+
+/** What a sent input gave: the outcome, and for a milter session its details. */
+interface Sent {
+  outcome: Outcome;
+  milter?: MilterResult;
 }
 
 class Campaign {
@@ -184,16 +232,108 @@ class Campaign {
     this.#store = store;
     this.#warmupInputs = Math.min(500, Math.max(50, Math.floor(totalInputs / 10)));
     this.#exitsSeen = server.exitCount;
-    this.#pools = { scan: new Pool(server.scan, o.concurrency), controller: new Pool(server.controller, o.concurrency) };
+    this.#pools = { scan: new Pool(server.scan, o.concurrency), controller: new Pool(server.controller, o.concurrency), proxy: new Pool(server.proxy, o.concurrency), milter: new Pool(server.proxy, 0) };
+    server.onLog((r) => this.#onLog(r));
   }
 
   target(port: Port): Target {
-    return port === 'scan' ? this.#server.scan : this.#server.controller;
+    switch (port) {
+      case 'scan': return this.#server.scan;
+      case 'controller': return this.#server.controller;
+      default: return this.#server.proxy;
+    }
   }
 
   closePools(): void {
-    this.#pools.scan.close();
-    this.#pools.controller.close();
+    for (const p of Object.values(this.#pools)) p.close();
+  }
+
+  /** One input on the wire: a milter session, or an HTTP/text request (pooled when the surface allows). */
+  async #send(input: FuzzInput, pooled: boolean): Promise<Sent> {
+    if (input.port === 'milter') {
+      const m = await sendMilter(this.#server.proxy, input.bytes);
+      return { outcome: m.outcome, milter: m };
+    }
+    return { outcome: await (pooled ? this.#pools[input.port].send(input.bytes) : send(this.target(input.port), input.bytes)) };
+  }
+
+  // ---- the server's log: error lines (exceptions) and the milter sessions it names
+
+  /** Error lines seen, for the inputs re-sent alone to look at. */
+  #errorLines: LogRecord[] = [];
+  /** Milter peers (`127.0.0.1:port`) the server logged a line about, with when. */
+  readonly #loggedPeers = new Map<string, number>();
+  /** Inputs that finished lately, any outcome: [time, index, input]. */
+  #recent: Array<[number, number, FuzzInput]> = [];
+  /** During a surface's run: where the suspects of an error line go. */
+  #onException: ((s: Suspect) => void) | undefined;
+
+  #onLog(r: LogRecord): void {
+    if (typeof r.peer === 'string' && typeof r.session === 'string') {
+      this.#loggedPeers.set(r.peer, Date.now());
+      if (this.#loggedPeers.size > 10_000) {
+        const cutoff = Date.now() - 60_000;
+        for (const [k, t] of this.#loggedPeers) if (t < cutoff) this.#loggedPeers.delete(k);
+      }
+    }
+    if (r.level < ERROR_LEVEL) return;
+    this.#errorLines.push(r);
+    if (this.#errorLines.length > 1000) this.#errorLines.shift();
+    const add = this.#onException;
+    if (!add) return;
+    const key = exceptionKey(r);
+    const line = JSON.stringify(r).slice(0, 2000);
+    log(`[exception] ${key}`);
+    const now = Date.now();
+    const cand = new Map<number, FuzzInput>();
+    for (const f of this.#inFlight.values()) cand.set(f.index, f.input);
+    for (const [t, i, input] of this.#recent) if (now - t <= EXCEPTION_WINDOW_MS) cand.set(i, input);
+    for (const [index, input] of cand) add({ index, input, kind: 'exception', detail: key, line });
+  }
+
+  /** Waits for a log line naming the milter session from `localPort` (logged after `since`). */
+  async #sessionLogged(localPort: number, since: number): Promise<boolean> {
+    const peer = `127.0.0.1:${localPort}`;
+    for (let waited = 0; ; waited += CPU_POLL_MS) {
+      const t = this.#loggedPeers.get(peer);
+      if (t !== undefined && t >= since - 1000) return true;
+      if (waited >= LOG_WAIT_MS) return false;
+      await new Promise((r) => setTimeout(r, CPU_POLL_MS));
+    }
+  }
+
+  /**
+   * True when the server closed a session on its own without saying why: the session did not
+   * reach a QUIT (readerEnd), was not the HTTP ping answered with its pong, and no log line
+   * names its peer.
+   */
+  async #unloggedClose(input: FuzzInput, m: MilterResult): Promise<boolean> {
+    if (!m.serverClosedFirst || m.localPort === 0) return false;
+    const end = readerEnd(input.bytes);
+    if (end === 'quit') return false;
+    if (end === 'http' && m.rest.toString('latin1', 0, 15) === 'HTTP/1.1 200 OK') return false;
+    return !(await this.#sessionLogged(m.localPort, m.started));
+  }
+
+  /** The canary's summary on a fresh server (set before the milter surface runs). */
+  #canaryReference: string | undefined;
+
+  async canaryReference(): Promise<string> {
+    if (this.#canaryReference === undefined) {
+      const r = await sendMilter(this.#server.proxy, CANARY_SESSION);
+      const summary = canarySummary(r);
+      if (!summary.includes(GTUBE_REJECT)) throw new Error(`the milter canary does not get the GTUBE reject on a fresh server: ${summary}`);
+      this.#canaryReference = summary;
+      log(`[milter] canary on a fresh server: ${summary}`);
+    }
+    return this.#canaryReference;
+  }
+
+  /** Sends the canary; undefined when it got the reference verdicts, else what it got. */
+  async #canary(): Promise<string | undefined> {
+    const ref = await this.canaryReference();
+    const got = canarySummary(await sendMilter(this.#server.proxy, CANARY_SESSION));
+    return got === ref ? undefined : got;
   }
 
   /**
@@ -225,8 +365,9 @@ class Campaign {
 
   async #checkHangOnce(port: Port, label: string): Promise<void> {
     const role = roleFor(port);
-    const stalled = role === 'normal' ? await this.#stalledWorkers() : undefined;
-    if (stalled) {
+    // The proxy waits on the normal workers: a stalled one of those is the likelier cause.
+    const stalled = role === 'normal' || role === 'proxy' ? await this.#stalledWorkers() : undefined;
+    if (stalled && (role === 'normal' || stalled.length > 0)) {
       const alive = new Set(this.#server.pidsOf('normal'));
       const kill = stalled.filter((w) => alive.has(w.pid) && w.silentMs >= STALLED_MS);
       for (const w of kill) {
@@ -353,10 +494,10 @@ class Campaign {
       // worker: a hang of an input in flight, not a crash.
       const stalled = e.log.some((l) => l.includes(`${e.pid} stalled: no heartbeat`));
       log(`[exit] ${e.role} worker ${e.pid} ${stalled ? 'stalled and was replaced by the watchdog' : 'exited'}; ${e.log.slice(-3).join(' | ').slice(0, 600)}`);
-      const port: Port = e.role === 'controller' ? 'controller' : 'scan';
+      const ports = portsReaching(e.role);
       const cand = new Map<number, FuzzInput>();
-      for (const f of this.#inFlight.values()) if (f.input.port === port) cand.set(f.index, f.input);
-      for (const [t, i, input] of this.#dropped) if (e.at - t <= CRASH_WINDOW_MS && input.port === port) cand.set(i, input);
+      for (const f of this.#inFlight.values()) if (ports.includes(f.input.port)) cand.set(f.index, f.input);
+      for (const [t, i, input] of this.#dropped) if (e.at - t <= CRASH_WINDOW_MS && ports.includes(input.port)) cand.set(i, input);
       if (cand.size === 0) log('[exit] no input of this surface was in flight on that port');
       for (const [index, input] of cand) suspects.push({ index, input, kind: stalled ? 'hang' : 'crash', exit: { role: e.role, pid: e.pid, log: e.log } });
     }
@@ -388,12 +529,17 @@ class Campaign {
   }
 
   /** Re-sends one input alone and reports what happened. */
-  async resendAlone(input: FuzzInput): Promise<{ outcome: Outcome; cpuMs: number; exits: ReturnType<FuzzServer['exits']>; hung: boolean; hwmKiB: number }> {
+  async resendAlone(input: FuzzInput): Promise<{ outcome: Outcome; cpuMs: number; exits: ReturnType<FuzzServer['exits']>; hung: boolean; hwmKiB: number; errors: LogRecord[]; unloggedClose: boolean; canary?: string }> {
     await this.#server.waitReady(this.#o.workers);
     const role = roleFor(input.port);
     const exitsBefore = this.#server.exitCount;
     const cpu0 = this.#server.cpuMs(role);
-    const outcome = await send(this.target(input.port), input.bytes, HANG_MS);
+    const errorsBefore = this.#errorLines.length;
+    const sent = await this.#send(input, false);
+    const outcome = sent.outcome;
+    const unloggedClose = sent.milter ? await this.#unloggedClose(input, sent.milter) : false;
+    // The session after it must get the verdicts a fresh server gives.
+    const canary = input.port === 'milter' && outcome.kind !== 'timeout' ? await this.#canary() : undefined;
     // The worker may still be finishing the task after its reply: wait until its CPU time
     // stops moving (two polls alike) rather than a fixed pause.
     let cpu = this.#server.cpuMs(role);
@@ -409,9 +555,11 @@ class Campaign {
     const exits = this.#server.exits(exitsBefore);
     this.#exitsSeen = this.#server.exitCount;
     const hung = outcome.kind === 'timeout';
+    await new Promise((r) => setTimeout(r, LOG_SETTLE_MS));
+    const errors = this.#errorLines.slice(errorsBefore);
     if (hung) await this.#checkHang(input.port, 're-sent alone');
     if (exits.length || hung) await this.#server.waitReady(this.#o.workers);
-    return { outcome, cpuMs, exits, hung, hwmKiB };
+    return { outcome, cpuMs, exits, hung, hwmKiB, errors, unloggedClose, ...(canary !== undefined ? { canary } : {}) };
   }
 
   async run(surface: Surface, inputs: number): Promise<SurfaceStats> {
@@ -428,11 +576,14 @@ class Campaign {
     let lastProgress = t0;
     const count = (rec: Record<string, number>, k: string): void => { rec[k] = (rec[k] ?? 0) + 1; };
     const addSuspect = (s: Suspect): void => {
-      const k = `${s.kind}:${s.index}`;
+      const k = `${s.kind}:${s.index}${s.kind === 'exception' ? `:${s.detail}` : ''}`;
       if (seen.has(k)) return;
       seen.add(k);
       suspects.push(s);
     };
+    this.#onException = addSuspect;
+    const milter = surface.proxyMode === 'milter';
+    if (milter) await this.canaryReference();
     const exitWatch = setInterval(() => {
       const found: Suspect[] = [];
       this.#collectExits(found);
@@ -452,18 +603,31 @@ class Campaign {
         this.#inFlight.set(index, { index, input, started: performance.now() });
         this.#lastSent = { surface: surface.name, index, input };
         this.#sinceSample.push(this.#lastSent);
-        const sendOnce = (): Promise<Outcome> => (surface.keepAlive ? this.#pools[input.port].send(input.bytes) : send(this.target(input.port), input.bytes));
-        let outcome = await sendOnce();
+        let sent = await this.#send(input, surface.keepAlive);
         // Refused: no worker was there to take it (all being replaced), so the input never
         // reached the server; it goes again once they are back rather than count as tested.
-        for (let retry = 0; retry < REFUSED_RETRIES && outcome.kind === 'error' && outcome.code === 'ECONNREFUSED'; retry++) {
+        for (let retry = 0; retry < REFUSED_RETRIES && sent.outcome.kind === 'error' && sent.outcome.code === 'ECONNREFUSED'; retry++) {
           await this.#pauseUntilReady();
-          outcome = await sendOnce();
+          sent = await this.#send(input, surface.keepAlive);
+        }
+        const outcome = sent.outcome;
+        if (sent.milter) {
+          if (await this.#unloggedClose(input, sent.milter)) addSuspect({ index, input, outcome, kind: 'unlogged-close' });
+          // Still in flight while the canary runs: an exit or error line meanwhile may be its doing.
+          if (outcome.kind !== 'timeout') {
+            const got = await this.#canary();
+            if (got !== undefined) {
+              log(`[milter] canary after #${index}: ${got}`);
+              addSuspect({ index, input, outcome, kind: got === 'no reply in time' ? 'hang' : 'interference', detail: got });
+            }
+          }
         }
         this.#inFlight.delete(index);
+        this.#recent.push([Date.now(), index, input]);
+        if (this.#recent.length > 256) this.#recent.shift();
         stats.sent++;
         this.#sentTotal++;
-        count(stats.classes, statusClass(outcome));
+        count(stats.classes, sent.milter ? milterClass(sent.milter) : statusClass(outcome));
         if (outcome.kind === 'closed' || outcome.kind === 'error' || outcome.retried) {
           this.#dropped.push([Date.now(), index, input]);
           if (this.#dropped.length > 256) this.#dropped.shift();
@@ -490,6 +654,9 @@ class Campaign {
     await Promise.all(Array.from({ length: this.#o.concurrency }, loop));
     while (this.#checkingHang) await new Promise((r) => setTimeout(r, CPU_POLL_MS));
     clearInterval(exitWatch);
+    // Error lines of the last inputs may still be on their way.
+    await new Promise((r) => setTimeout(r, LOG_SETTLE_MS));
+    this.#onException = undefined;
     stats.seconds = (performance.now() - t0) / 1000;
     stats.fuzzerCpuMs = cpuNow() - fuzzerCpu0;
     stats.serverCpuMs = serverCpu() - serverCpu0;
@@ -511,21 +678,52 @@ class Campaign {
     const tried: Record<string, number> = {};
     const confirmed: Record<string, number> = {};
     const confirmedCrash = new Set<number>();
+    /** Exception keys already confirmed: their other suspects are not re-sent. */
+    const exceptionsConfirmed = new Set<string>();
+    /** Re-sends per exception key (each key gets its own MAX_CONFIRMATIONS). */
+    const perException = new Map<string, number>();
+    const exceptionSuspects = new Map<string, Suspect>();
     for (const s of suspects) {
+      if (s.kind === 'exception') {
+        const key = s.detail!;
+        if (exceptionsConfirmed.has(key)) continue;
+        exceptionSuspects.set(key, exceptionSuspects.get(key) ?? s);
+        const n = (perException.get(key) ?? 0) + 1;
+        perException.set(key, n);
+        if (n > MAX_CONFIRMATIONS) continue;
+      }
       tried[s.kind] = (tried[s.kind] ?? 0) + 1;
-      if (tried[s.kind]! > MAX_CONFIRMATIONS) {
+      if (s.kind !== 'exception' && tried[s.kind]! > MAX_CONFIRMATIONS) {
         stats.unconfirmed[s.kind] = (stats.unconfirmed[s.kind] ?? 0) + 1;
         continue;
       }
       const known = knownBug(s.input.bytes);
       const r = await this.resendAlone(s.input);
+      if (s.kind === 'exception' || s.kind === 'interference' || s.kind === 'unlogged-close') {
+        const base = { surface: surface.name, seed: this.#o.seed, index: s.index, port: s.input.port, note: s.input.note, ...(known ? { known } : {}), bytes: s.input.bytes.length, date: new Date().toISOString(), timings: { clientMs: r.outcome.ms, cpuMs: r.cpuMs } };
+        if (s.kind === 'exception') {
+          const line = r.errors.find((e) => exceptionKey(e) === s.detail);
+          if (!line) continue;
+          exceptionsConfirmed.add(s.detail!);
+          this.#record({ ...base, kind: 'exception', confirmed: true, exception: { key: s.detail!, line: JSON.stringify(line).slice(0, 4000) } }, s.input.bytes, s.detail!);
+        } else if (s.kind === 'interference') {
+          if (r.canary === undefined) continue;
+          this.#record({ ...base, kind: 'interference', confirmed: true, canary: { expected: this.#canaryReference ?? '', got: r.canary } }, s.input.bytes, r.canary.replace(/\d+/g, 'N'));
+        } else {
+          if (!r.unloggedClose) continue;
+          this.#record({ ...base, kind: 'unlogged-close', confirmed: true, reply: r.outcome.kind === 'reply' ? r.outcome.head.slice(0, 300) : r.outcome.kind }, s.input.bytes, s.input.note.split(' ').slice(0, 3).join(' '));
+        }
+        confirmed[s.kind] = (confirmed[s.kind] ?? 0) + 1;
+        stats.findings[s.kind] = (stats.findings[s.kind] ?? 0) + 1;
+        continue;
+      }
       const base = { surface: surface.name, seed: this.#o.seed, index: s.index, port: s.input.port, note: s.input.note, ...(known ? { known } : {}), bytes: s.input.bytes.length, date: new Date().toISOString() };
       const clientMs = r.outcome.ms;
       const sms = serverMs(r.outcome);
       const timings = { clientMs, ...(sms !== undefined ? { serverMs: sms } : {}), cpuMs: r.cpuMs };
       let kind: FindingKind | undefined;
       if (r.exits.length) kind = 'crash';
-      else if (r.outcome.kind === 'timeout') kind = 'hang';
+      else if (r.outcome.kind === 'timeout' || r.canary === 'no reply in time') kind = 'hang';
       else if (r.cpuMs > this.#o.slowMs) kind = 'slow';
       if (!kind) continue;
       if (kind === 'crash') confirmedCrash.add(s.index);
@@ -535,6 +733,12 @@ class Campaign {
       const status = r.outcome.kind === 'reply' ? r.outcome.status : undefined;
       const key = kind === 'crash' ? (exit?.log.find((l) => /crash|heap|fatal/i.test(l)) ?? '').replace(/\d+/g, 'N').slice(0, 160) : kind === 'slow' ? s.input.note.split(' ').slice(0, 3).join(' ') : 'hang';
       this.#record({ ...base, kind, confirmed: true, ...(status !== undefined ? { status } : {}), timings, ...(exit ? { exit: { role: exit.role, pid: exit.pid, log: exit.log } } : {}) }, s.input.bytes, key);
+    }
+    // Exceptions no suspect reproduced alone: one unconfirmed record per key, with the first suspect's bytes.
+    for (const [key, s] of exceptionSuspects) {
+      if (exceptionsConfirmed.has(key)) continue;
+      stats.unconfirmed.exception = (stats.unconfirmed.exception ?? 0) + 1;
+      this.#record({ surface: surface.name, seed: this.#o.seed, index: s.index, kind: 'exception', port: s.input.port, note: s.input.note, confirmed: false, timings: {}, exception: { key, line: s.line ?? '' }, bytes: s.input.bytes.length, date: new Date().toISOString() }, s.input.bytes, key);
     }
     if (suspects.length) log(`[${surface.name}] re-sent alone: ${Object.entries(tried).map(([k, n]) => `${k} ${Math.min(n, MAX_CONFIRMATIONS)} (confirmed ${confirmed[k] ?? 0})`).join(', ')}`);
     // Exits that no suspect reproduced alone: recorded unconfirmed, with every suspect's bytes.
@@ -559,6 +763,8 @@ function surfacesFor(names: string[], ctx: SurfaceContext, root: string): Surfac
       case 'controller': return controllerSurface(ctx);
       case 'mime': return mimeSurface(ctx);
       case 'legacy': return legacySurface(ctx);
+      case 'milter': return milterSurface(ctx);
+      case 'spamc': return spamcSurface(ctx);
       default: throw new Error(`--surface: expected one of ${SURFACES.join(', ')} or all, found ${n}`);
     }
   });
@@ -597,15 +803,19 @@ async function replay(o: Options, root: string): Promise<number> {
   const port: Port = meta?.port ?? 'scan';
   const kind = meta?.kind;
   log(`replaying ${basename(file)} (${bytes.length} bytes, ${kind ?? 'unknown kind'}, ${port} port)…`);
-  const server = await FuzzServer.start({ root, workers: o.workers, heapMb: o.heapMb, echo: o.echo });
+  const server = await FuzzServer.start({ root, workers: o.workers, heapMb: o.heapMb, echo: o.echo, proxyMode: proxyModeFor(port) ?? 'milter' });
   stopOnSignal(() => server.stop());
   try {
     const c = new Campaign(server, o, new FindingStore(o.out), 0);
+    if (port === 'milter') await c.canaryReference();
     const hwm0 = server.samples().filter((s) => s.role === roleFor(port)).reduce((a, s) => a + s.hwmKiB, 0);
     const r = await c.resendAlone({ bytes, port, note: '' });
     const hwm1 = r.hwmKiB;
     const status = r.outcome.kind === 'reply' ? `status ${r.outcome.status}` : r.outcome.kind;
     const sms = serverMs(r.outcome);
+    for (const e of r.errors) log(`error line: ${exceptionKey(e)}`);
+    if (r.canary !== undefined) log(`canary after it: ${r.canary}`);
+    if (r.unloggedClose) log('the server closed the session without a log line');
     log(`reply: ${status} in ${r.outcome.ms.toFixed(0)} ms${sms !== undefined ? `, server time ${sms.toFixed(0)} ms` : ''}, worker CPU ${r.cpuMs.toFixed(0)} ms, worker exits ${r.exits.length}${r.exits.length ? ` (${r.exits[0]!.log.slice(-2).join(' | ').slice(0, 400)})` : ''}, peak RSS +${((hwm1 - hwm0) / 1024).toFixed(0)} MiB`);
     const reproduces =
       kind === 'crash' ? r.exits.length > 0
@@ -613,6 +823,9 @@ async function replay(o: Options, root: string): Promise<number> {
           : kind === 'slow' ? r.cpuMs > o.slowMs
             : kind === '5xx' ? r.outcome.kind === 'reply' && r.outcome.status === meta?.status
               : kind === 'memory' ? (hwm1 - hwm0) / 1024 > o.memGrowthMb
+                : kind === 'exception' ? r.errors.some((e) => exceptionKey(e) === meta?.exception?.key)
+                  : kind === 'interference' ? r.canary !== undefined
+                    : kind === 'unlogged-close' ? r.unloggedClose
                 : r.exits.length > 0 || r.outcome.kind === 'timeout' || r.cpuMs > o.slowMs || (r.outcome.kind === 'reply' && r.outcome.status >= 500);
     process.stdout.write(`${basename(file)}: ${reproduces ? 'REPRODUCES' : 'does not reproduce'}${kind ? ` (${kind})` : ''}\n`);
     return reproduces ? 1 : 0;
@@ -685,31 +898,52 @@ async function main(): Promise<void> {
     dryRun(o, names, seeds, root);
     return;
   }
-  log(`${seeds.messages.length} messages, ${seeds.scanRequests.length} recorded requests; starting the server (${o.workers} workers)…`);
-  const server = await FuzzServer.start({ root, workers: o.workers, heapMb: o.heapMb, echo: o.echo });
-  stopOnSignal(() => server.stop());
+  log(`${seeds.messages.length} messages, ${seeds.scanRequests.length} recorded requests, ${seeds.milterSessions.length} milter sessions, ${seeds.spamcRequests.length} spamc requests`);
   const store = new FindingStore(o.out);
   const rows: Array<[string, SurfaceStats]> = [];
-  let campaign: Campaign | undefined;
+  const mem: string[] = [];
+  // Consecutive surfaces that can share a server (the proxy's mode) run on one; a change of
+  // mode restarts it. The surfaces' generators do not need the server, only the map ids.
+  const probe = surfacesFor(names, { seeds, mapIds: [], writableMapIds: [] }, root);
+  const groups: Array<{ mode: ProxyMode | undefined; names: string[] }> = [];
+  probe.forEach((s, i) => {
+    const last = groups[groups.length - 1];
+    if (last && (s.proxyMode === undefined || last.mode === undefined || last.mode === s.proxyMode)) {
+      last.mode ??= s.proxyMode;
+      last.names.push(names[i]!);
+    } else {
+      groups.push({ mode: s.proxyMode, names: [names[i]!] });
+    }
+  });
   try {
-    const maps = await mapIds(server);
-    const ctx: SurfaceContext = { seeds, mapIds: maps.all, writableMapIds: maps.writable };
-    log(`controller maps: ${maps.all.length} (${maps.writable.length} inside the temp dir, the only ones /savemap is aimed at)`);
-    const surfaces = surfacesFor(names, ctx, root);
-    campaign = new Campaign(server, o, store, o.inputs * surfaces.length);
-    campaign.setContext(ctx);
-    campaign.startMemoryWatch();
-    for (const s of surfaces) {
-      log(`[${s.name}] ${o.inputs} inputs, seed ${o.seed}, concurrency ${o.concurrency}…`);
-      const st = await campaign.run(s, o.inputs);
-      rows.push([s.name, st]);
-      log(`[${s.name}] done: ${st.sent} sent in ${st.seconds.toFixed(0)} s`);
+    for (const g of groups) {
+      const mode = g.mode ?? 'milter';
+      log(`starting the server (${o.workers} workers, ${mode} proxy) for ${g.names.join(', ')}…`);
+      const server = await FuzzServer.start({ root, workers: o.workers, heapMb: o.heapMb, echo: o.echo, proxyMode: mode });
+      stopOnSignal(() => server.stop());
+      let campaign: Campaign | undefined;
+      try {
+        const maps = await mapIds(server);
+        const ctx: SurfaceContext = { seeds, mapIds: maps.all, writableMapIds: maps.writable };
+        log(`controller maps: ${maps.all.length} (${maps.writable.length} inside the temp dir, the only ones /savemap is aimed at)`);
+        const surfaces = surfacesFor(g.names, ctx, root);
+        campaign = new Campaign(server, o, store, o.inputs * surfaces.length);
+        campaign.setContext(ctx);
+        campaign.startMemoryWatch();
+        for (const s of surfaces) {
+          log(`[${s.name}] ${o.inputs} inputs, seed ${o.seed}, concurrency ${o.concurrency}…`);
+          const st = await campaign.run(s, o.inputs);
+          rows.push([s.name, st]);
+          log(`[${s.name}] done: ${st.sent} sent in ${st.seconds.toFixed(0)} s`);
+        }
+      } finally {
+        campaign?.stopMemoryWatch();
+        campaign?.closePools();
+        mem.push(...(campaign?.memoryTable() ?? []));
+        await server.stop();
+      }
     }
   } finally {
-    campaign?.stopMemoryWatch();
-    campaign?.closePools();
-    const mem = campaign?.memoryTable() ?? [];
-    await server.stop();
     process.stdout.write(`${table(rows)}\n`);
     if (mem.length) process.stdout.write(`memory per process:\n${mem.join('\n')}\n`);
     const saved = store.all.length ? `${store.all.length} findings (${store.saved} saved in ${resolve(o.out)})` : 'no findings';
@@ -721,6 +955,7 @@ async function main(): Promise<void> {
 if (resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {
   main().catch((e: unknown) => {
     process.stderr.write(`fuzz: ${(e as Error).stack ?? String(e)}\n`);
-    process.exitCode = 2;
+    // Exit now: the other sending loops of a failed run would go on against a stopped server.
+    process.exit(2);
   });
 }

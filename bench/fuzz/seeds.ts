@@ -14,6 +14,15 @@ export interface Seeds {
   small: Buffer[];
   /** Raw requests recorded from real clients (fixtures/scan/<case>/request.bin). */
   scanRequests: Buffer[];
+  /** Whole milter sessions an MTA sent (fixtures/milter/<client>/<case>/mta-to-rspamd.bin). */
+  milterSessions: Buffer[];
+  /** spamc / RSPAMC requests of real clients (fixtures/spamc/…/client-request.bin and messages/req-rspamc-*.bin). */
+  spamcRequests: Buffer[];
+}
+
+/** A recorded spamc-side request in the legacy text protocol (not HTTP). */
+function isLegacyRequest(b: Buffer): boolean {
+  return /^[A-Z_]+ R?SPAMC\//.test(b.toString('latin1', 0, 40));
 }
 
 /** Messages this small keep framing surfaces fast (the scan is not what they test). */
@@ -41,6 +50,24 @@ export async function loadSeeds(root: string, withCorpus = true): Promise<Seeds>
     const f = join(dir, 'request.bin');
     if (existsSync(f)) scanRequests.push(await readFile(f));
   }
+  const milterSessions: Buffer[] = [];
+  for (const client of await files(join(fixtures, 'milter'), (n) => !n.includes('.') && n !== 'setup')) {
+    for (const dir of await files(client, () => true)) {
+      const f = join(dir, 'mta-to-rspamd.bin');
+      if (existsSync(f)) milterSessions.push(await readFile(f));
+    }
+  }
+  const spamcRequests: Buffer[] = [];
+  for (const sub of ['direct', 'via-http-proxy']) {
+    for (const dir of await files(join(fixtures, 'spamc', sub), () => true)) {
+      const f = join(dir, 'client-request.bin');
+      if (existsSync(f)) {
+        const b = await readFile(f);
+        if (isLegacyRequest(b)) spamcRequests.push(b);
+      }
+    }
+  }
+  for (const f of await files(join(fixtures, 'spamc', 'messages'), (n) => n.startsWith('req-rspamc') && n.endsWith('.bin'))) spamcRequests.push(await readFile(f));
   const small = messages.filter((m) => m.length <= SMALL_MESSAGE);
-  return { messages, small: small.length ? small : messages, scanRequests };
+  return { messages, small: small.length ? small : messages, scanRequests, milterSessions, spamcRequests };
 }

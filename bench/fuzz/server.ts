@@ -5,13 +5,18 @@
 // controller passwords, a fixed HTTPCrypt keypair, a zstd input dictionary, and a bounded heap
 // so a runaway worker ends in a crash the fuzzer sees instead of gigabytes of swap.
 //
+// A proxy worker stands in front of the normal workers (its only upstream group is them): in
+// `milter` mode (the milter surface's MTA sessions) or `http` mode (the spamc surface's legacy
+// lines through the proxy). One server has one proxy mode (workers.proxy is one section), so a
+// campaign over surfaces needing both restarts the server between them (main.ts).
+//
 // It also watches the process tree: which PID holds which role (read from the worker's
 // environment), worker exits the fuzzer did not cause, RSS and CPU per process.
 import { readFileSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { startMailsift, type RunningServer } from '../servers.js';
+import { freePort, startMailsift, type RunningServer } from '../servers.js';
 import { processRole, processTree, sampleProcess, type ProcessRole } from '../proc-stats.js';
 import { formatKeypair, keypairFromSecret, type KexKeypair } from '../../src/crypto/keypair.js';
 import { HANG_MS, send, type Target } from './send.js';
@@ -38,6 +43,31 @@ const WATCHDOG_MARGIN_S = 5;
 const REPLACE_TIMEOUT_MS = 60_000;
 
 export type Role = ProcessRole;
+
+/** What the proxy worker speaks: milter (MTA sessions) or HTTP (scan requests and legacy lines). */
+export type ProxyMode = 'milter' | 'http';
+
+/** One JSON line of the server's log, parsed (pino: numeric `level`, `msg`, the extra fields). */
+export interface LogRecord {
+  level: number;
+  msg: string;
+  [k: string]: unknown;
+}
+
+/** pino's number for `error`. */
+export const ERROR_LEVEL = 50;
+
+function parseLogLine(line: string): LogRecord | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const v = JSON.parse(line) as unknown;
+    if (!v || typeof v !== 'object') return undefined;
+    const r = v as Record<string, unknown>;
+    return typeof r.level === 'number' && typeof r.msg === 'string' ? (r as LogRecord) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The server's HTTPCrypt keypair. Fixed (derived from a constant, not the campaign seed) so a
@@ -95,11 +125,17 @@ export interface FuzzServerOptions {
   heapMb: number;
   /** Copy the server's output to stderr. */
   echo?: boolean;
+  /** The proxy worker's front end (milter by default). */
+  proxyMode?: ProxyMode;
 }
 
 export class FuzzServer {
   readonly scan: Target;
   readonly controller: Target;
+  /** The proxy worker's listener (milter or HTTP, per proxyMode). */
+  readonly proxy: Target;
+  readonly proxyMode: ProxyMode;
+  readonly #listeners = new Set<(r: LogRecord) => void>();
   readonly #server: RunningServer;
   readonly #log: string[];
   /** pid → role of the processes seen alive at the last look. */
@@ -111,8 +147,10 @@ export class FuzzServer {
   /** The server's temporary configuration directory (its data_dir is inside). */
   readonly confDir: string;
 
-  private constructor(server: RunningServer, log: string[], confDir: string) {
+  private constructor(server: RunningServer, log: string[], confDir: string, proxy: Target, proxyMode: ProxyMode) {
     this.#server = server;
+    this.proxy = proxy;
+    this.proxyMode = proxyMode;
     this.confDir = confDir;
     this.#log = log;
     const [sh, sp] = server.scan.split(':');
@@ -127,6 +165,10 @@ export class FuzzServer {
   static async start(o: FuzzServerOptions): Promise<FuzzServer> {
     const log: string[] = [];
     let partial = '';
+    const proxyMode = o.proxyMode ?? 'milter';
+    const proxyPort = await freePort();
+    // Lines arrive before the FuzzServer exists (start-up): they go to its listeners once it does.
+    let self: FuzzServer | undefined;
     const kp = formatKeypair(fuzzServerKeypair());
     let dir = '';
     const server = await startMailsift(o.root, o.workers, {
@@ -138,6 +180,10 @@ export class FuzzServer {
         for (const l of lines) {
           log.push(l.length > 2000 ? `${l.slice(0, 2000)}…` : l);
           if (log.length > LOG_LINES) log.shift();
+          if (self && self.#listeners.size) {
+            const r = parseLogLine(l);
+            if (r) for (const f of self.#listeners) f(r);
+          }
         }
       },
       patchConf: async (conf, confDir) => {
@@ -158,10 +204,22 @@ export class FuzzServer {
           // The throttle is off: mutated passwords would otherwise lock the fuzzer out of
           // every route for a minute at a time.
           controller: { ...conf.workers?.controller, keypair, password: READ_PASSWORD, enable_password: ENABLE_PASSWORD, auth_fail_limit: 0 },
+          // The normal workers are its one upstream group. The HTTP proxy answers legacy lines
+          // as Rspamd 3.4 does (legacy_compat: rspamd) while the normal workers keep the
+          // spamd default: the spamc surface meets both behaviours.
+          proxy: {
+            enabled: true,
+            milter: proxyMode === 'milter',
+            count: 1,
+            bind: `127.0.0.1:${proxyPort}`,
+            upstreams: { local: { hosts: String(conf.workers?.normal?.bind), default: true } },
+            ...(proxyMode === 'http' ? { legacy_compat: 'rspamd' } : {}),
+          },
         };
       },
     });
-    const fs = new FuzzServer(server, log, dir);
+    const fs = new FuzzServer(server, log, dir, { host: '127.0.0.1', port: proxyPort }, proxyMode);
+    self = fs;
     try {
       await fs.waitReady();
     } catch (e) {
@@ -276,14 +334,23 @@ export class FuzzServer {
     for (;;) {
       const normal = this.pidsOf('normal').length;
       const ctl = this.pidsOf('controller').length;
-      if (normal >= workers && ctl >= 1) {
+      const proxy = this.pidsOf('proxy').length;
+      if (normal >= workers && ctl >= 1 && proxy >= 1) {
         const a = await send(this.scan, ping, 2000);
         const b = await send(this.controller, healthy, 2000);
-        if (a.kind === 'reply' && a.status === 200 && b.kind === 'reply' && b.status === 200) return;
+        // The milter front answers an HTTP ping on its port too (proxy-milter.md §4.1); the HTTP proxy relays it.
+        const c = await send(this.proxy, ping, 2000);
+        if (a.kind === 'reply' && a.status === 200 && b.kind === 'reply' && b.status === 200 && c.kind === 'reply' && c.status === 200) return;
       }
-      if (Date.now() > deadline) throw new Error(`the server did not come back within ${REPLACE_TIMEOUT_MS} ms (normal workers ${normal}, controller ${ctl}):\n${this.#log.slice(-20).join('\n')}`);
+      if (Date.now() > deadline) throw new Error(`the server did not come back within ${REPLACE_TIMEOUT_MS} ms (normal workers ${normal}, controller ${ctl}, proxy ${proxy}):\n${this.#log.slice(-20).join('\n')}`);
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+
+  /** Calls `f` with every JSON line the server logs from now on; returns the unsubscribe. */
+  onLog(f: (r: LogRecord) => void): () => void {
+    this.#listeners.add(f);
+    return () => this.#listeners.delete(f);
   }
 
   logTail(n: number): string[] {

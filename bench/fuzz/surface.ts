@@ -2,7 +2,16 @@
 import type { Rng } from './rng.js';
 import type { Seeds } from './seeds.js';
 
-export type Port = 'scan' | 'controller';
+/**
+ * Where an input goes: the normal workers' scan port, the controller, the proxy worker in
+ * milter mode (a whole MTA session, sent by milter-wire.ts) or in HTTP mode (the spamc surface).
+ */
+export type Port = 'scan' | 'controller' | 'milter' | 'proxy';
+
+/** The proxy mode the server must run for inputs to `port` (none: either will do). */
+export function proxyModeFor(port: Port): 'milter' | 'http' | undefined {
+  return port === 'milter' ? 'milter' : port === 'proxy' ? 'http' : undefined;
+}
 
 export interface FuzzInput {
   bytes: Buffer;
@@ -34,6 +43,8 @@ export interface Surface {
    * chunks): each of their inputs meets a fresh connection, as the first request of a client.
    */
   keepAlive: boolean;
+  /** The proxy worker's mode this surface's inputs need (main.ts restarts the server to match). */
+  proxyMode?: 'milter' | 'http';
 }
 
 /** Records the names of the mutations applied to one input. */

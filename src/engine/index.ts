@@ -184,7 +184,9 @@ class EngineImpl implements Engine, EngineCore {
       await runScan(task);
     } catch (err) {
       // The scheduler contains callback failures; reaching here is an engine bug, still answered.
-      this.log.error('scan failed inside the engine', { error: (err as Error).message, stack: (err as Error).stack });
+      // The item running when it failed, if any, is the first place to look.
+      const item = task.runningItem;
+      this.log.error('scan failed inside the engine', { error: (err as Error).message, stage: task.stage, ...(item ? { module: item.module, symbol: item.name } : {}), stack: (err as Error).stack });
     }
     const result = buildResult(task);
     task.finished = true;

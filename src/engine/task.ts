@@ -308,7 +308,9 @@ export class ScanTask implements Task {
   insert(symbol: string, weight = 1, options?: string | string[]): void {
     if (this.finished) return;
     if (this.stage === 'idempotent' && !this.skipped) {
-      this.log.error('symbol insertion refused in the idempotent stage', { symbol });
+      // Names the rule that tried (its module and symbol), not only the symbol it inserted.
+      const by = this.runningItem;
+      this.log.error('symbol insertion refused in the idempotent stage', { symbol, ...(by ? { module: by.module, by: by.name } : {}) });
       return;
     }
     if (!this.symbolAllowed(symbol)) return;

@@ -12,7 +12,7 @@ import type { Logger } from '../plugin-api/index.js';
 import { renderLegacyError } from '../protocol/legacy-command.js';
 import type { ProxyBind, ProxyRuntimeConfig } from '../proxy/config.js';
 import { createProxyHttpHandler } from '../proxy/http-front.js';
-import { handleMilterConnection, type MilterContext } from '../proxy/milter/index.js';
+import { handleMilterConnection, type MilterContext, type MilterSession } from '../proxy/milter/index.js';
 import { ProxyRelay, type ProxyRelayOptions } from '../proxy/relay/proxy-relay.js';
 import type { RunningWorker } from './listen.js';
 
@@ -103,6 +103,7 @@ export async function startProxyWorker(o: ProxyWorkerOptions): Promise<ProxyWork
   const relay = new ProxyRelay({ config: cfg, log: o.log, ...(o.selfScan ? { selfScan: o.selfScan } : {}), ...o.relay });
   let transport: Transport | undefined;
   const milterSockets = new Set<net.Socket>();
+  const milterSessions = new Set<MilterSession>();
   let accept: (socket: net.Socket) => void;
   if (cfg.mode === 'http') {
     const t = createTransport(createProxyHttpHandler({ relay, log: o.log, legacyCompat: cfg.legacyCompat, maxMessage: cfg.maxMessage }), {
@@ -129,7 +130,11 @@ export async function startProxyWorker(o: ProxyWorkerOptions): Promise<ProxyWork
       // A session that does not handle its socket's errors must not take the worker down.
       socket.on('error', (err) => o.log.debug(`milter connection error: ${err.message}`));
       try {
-        handleMilterConnection(socket, ctx);
+        const session = handleMilterConnection(socket, ctx);
+        if (session) {
+          milterSessions.add(session);
+          socket.once('close', () => milterSessions.delete(session));
+        }
       } catch (err) {
         o.log.error(`milter session failed to start: ${(err as Error).message}`, { err: String((err as Error).stack ?? err) });
         socket.destroy();
@@ -165,7 +170,8 @@ export async function startProxyWorker(o: ProxyWorkerOptions): Promise<ProxyWork
       const stopped = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
       if (transport) await transport.close();
       if (milterSockets.size > 0) {
-        for (const s of milterSockets) s.end();
+        // Each session finishes the scan it is waiting for (the MTA gets that verdict), then closes.
+        for (const s of milterSessions) s.shutdown();
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, MILTER_CLOSE_GRACE_MS);
           t.unref();

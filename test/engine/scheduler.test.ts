@@ -190,6 +190,30 @@ test('a throwing module is logged at error level with module, symbol and Message
   assert.equal(out.map((l) => JSON.parse(l) as Record<string, unknown>).find((r) => r.symbol === 'THROWS')?.messageId, 'undef');
 });
 
+test('every error line about a rule names its module and symbol (the fuzzer keys exceptions by them)', async () => {
+  const lines: LogLine[] = [];
+  const mod = defineModule({
+    name: 'noisy',
+    symbols: { LATE: { score: 1 } },
+    setup(ctx) {
+      ctx.symbol({ name: 'SYNC_THROW', check: () => { throw new TypeError('cannot read x of undefined'); } });
+      ctx.symbol({ name: 'LATE_WRITER', stage: 'idempotent', check: (t) => t.insert('LATE') });
+    },
+  });
+  const engine = await engineWith([mod], {}, recordingLogger(lines));
+  await engine.scan(MSG, meta());
+  const errors = lines.filter((l) => l.level === 'error');
+  assert.equal(errors.length, 2, JSON.stringify(errors));
+  const thrown = errors.find((l) => l.msg.startsWith('symbol callback failed: noisy/SYNC_THROW'));
+  assert.equal(thrown?.extra?.module, 'noisy');
+  assert.equal(thrown?.extra?.symbol, 'SYNC_THROW');
+  assert.equal(thrown?.extra?.error, 'cannot read x of undefined');
+  const refused = errors.find((l) => l.msg === 'symbol insertion refused in the idempotent stage');
+  assert.equal(refused?.extra?.module, 'noisy');
+  assert.equal(refused?.extra?.by, 'LATE_WRITER');
+  assert.equal(refused?.extra?.symbol, 'LATE');
+});
+
 test('module config is validated with its schema: defaults applied, errors name module and key', async () => {
   const Schema = z.object({ limit: z.number().int().default(7), mode: z.enum(['a', 'b']).default('a') });
   let got: unknown;

@@ -9,10 +9,10 @@ import { PROTOCOL_HEADERS, protocolValue } from '../values.js';
 import { Notes, scanExpected5xx, type FuzzInput, type Surface, type SurfaceContext } from '../surface.js';
 import type { Rng } from '../rng.js';
 
-const VERBS = ['CHECK', 'SYMBOLS', 'REPORT', 'REPORT_IFSPAM', 'PROCESS', 'HEADERS', 'PING', 'SKIP', 'TELL'];
-const ODD_VERBS = ['check', 'CHECKX', 'FOO', '', 'PROCESS PROCESS', 'C'.repeat(5000), 'GET', 'SYMBOLS\t'];
-const TOKENS = ['SPAMC/1.5', 'SPAMC/1.2', 'SPAMC/1.0', 'RSPAMC/1.3', 'RSPAMC/1.2', 'S', 'R', 'SPAMC/', 'SPAMC/9.9 extra words', 'spamc/1.5', 'X', '', 'HTTP/1.1'];
-const TELL_HEADERS: Array<[string, string[]]> = [
+export const VERBS = ['CHECK', 'SYMBOLS', 'REPORT', 'REPORT_IFSPAM', 'PROCESS', 'HEADERS', 'PING', 'SKIP', 'TELL'];
+export const ODD_VERBS = ['check', 'CHECKX', 'FOO', '', 'PROCESS PROCESS', 'C'.repeat(5000), 'GET', 'SYMBOLS\t'];
+export const TOKENS = ['SPAMC/1.5', 'SPAMC/1.2', 'SPAMC/1.0', 'RSPAMC/1.3', 'RSPAMC/1.2', 'S', 'R', 'SPAMC/', 'SPAMC/9.9 extra words', 'spamc/1.5', 'X', '', 'HTTP/1.1'];
+export const TELL_HEADERS: Array<[string, string[]]> = [
   ['Message-class', ['spam', 'ham', '', 'both', 'x'.repeat(300)]],
   ['Set', ['local', 'remote', 'local,remote', '', ',,,']],
   ['Remove', ['local', 'remote', 'local, remote']],
@@ -27,7 +27,7 @@ function zlibBomb(): Buffer {
   return bomb;
 }
 
-function zlibBody(rng: Rng, msg: Buffer, notes: Notes): Buffer {
+export function zlibBody(rng: Rng, msg: Buffer, notes: Notes): Buffer {
   switch (rng.weighted<string>([[5, 'ok'], [2, 'corrupt'], [1, 'bomb'], [1, 'raw']])) {
     case 'corrupt': notes.add('zlib-corrupt'); return byteMutate(rng, deflateSync(msg));
     case 'bomb': notes.add('zlib-bomb'); return zlibBomb();

@@ -90,6 +90,8 @@ export class MilterSession {
   #graceTimer: NodeJS.Timeout | undefined;
   /** Why reading from the MTA is paused: a scan with much input waiting, replies not read. */
   #pauses = new Set<'scan' | 'drain'>();
+  /** The worker is stopping: deliver the verdict being computed, then close (shutdown()). */
+  #stopping = false;
 
   constructor(socket: net.Socket, ctx: MilterContext) {
     this.#socket = socket;
@@ -263,10 +265,24 @@ export class MilterSession {
       .finally(() => {
         this.#scan = undefined;
         if (this.#closed) return;
+        if (this.#stopping) return this.#end();
         this.#socket.setTimeout(this.#opts.idleTimeoutMs);
         this.#unpause('scan');
         this.#pump();
       });
+  }
+
+  /**
+   * The worker is stopping. An idle session closes now (the MTA applies its default action to
+   * the transaction, or reconnects elsewhere); one whose message is being scanned first
+   * delivers that verdict, then closes. Commands still buffered are not read. Closing the
+   * socket under a session instead made the verdict's write fail ("write after end") and the
+   * MTA lose a verdict the scanner had given.
+   */
+  shutdown(): void {
+    if (this.#closed) return;
+    this.#stopping = true;
+    if (!this.#scan) this.#end();
   }
 
   #buildOptions(): { clientCaName?: string; clientAddress?: string } {
@@ -368,11 +384,15 @@ export class MilterSession {
   }
 }
 
-export function handleMilterConnection(socket: net.Socket, ctx: MilterContext): void {
+/** Starts the session of a new connection; undefined when it could not be started (the socket is destroyed). */
+export function handleMilterConnection(socket: net.Socket, ctx: MilterContext): MilterSession | undefined {
   try {
-    new MilterSession(socket, ctx).start();
+    const session = new MilterSession(socket, ctx);
+    session.start();
+    return session;
   } catch (err) {
     ctx.log.error('cannot start a milter session', { error: errorText(err) });
     socket.destroy();
+    return undefined;
   }
 }
