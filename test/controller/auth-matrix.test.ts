@@ -42,6 +42,8 @@ const LEVELS: Record<string, AuthLevel> = {
   '/ready': 'normal', '/neighbours': 'normal', '/plugins': 'normal', '/scan': 'normal', '/check': 'normal', '/checkv2': 'normal',
   '/plugins/maps/list': 'normal', '/plugins/maps/query': 'normal', '/plugins/maps/query_specific': 'normal', '/plugins/maps/query_json': 'normal',
   '/bayes/classifiers': 'normal', '/plugins/fuzzy/hashes': 'normal', '/plugins/fuzzy/storages': 'normal',
+  '/plugins/selectors/list_extractors': 'enable', '/plugins/selectors/list_transforms': 'enable',
+  '/plugins/selectors/check_selector': 'enable', '/plugins/selectors/check_message': 'enable',
   '/statreset': 'enable', '/errors': 'enable', '/historyreset': 'enable', '/saveactions': 'enable', '/savesymbols': 'enable',
   '/savemap': 'enable', '/learnspam': 'enable', '/learnham': 'enable', '/fuzzyadd': 'enable', '/fuzzydel': 'enable', '/fuzzydelhash': 'enable',
 };
@@ -71,6 +73,8 @@ function probes(engine: Engine): Record<string, Probe> {
     '/checkv2': { method: 'POST', body: MESSAGE },
     '/check': { method: 'POST', body: MESSAGE },
     '/scan': { method: 'POST', body: MESSAGE },
+    '/plugins/selectors/check_selector': { query: 'selector=ip' },
+    '/plugins/selectors/check_message': { method: 'POST', query: 'selector=ip', body: MESSAGE },
     '/learnspam': { method: 'POST', status: 400, reason: 'Empty body is not permitted' },
     '/learnham': { method: 'POST', status: 400, reason: 'Empty body is not permitted' },
     '/fuzzyadd': { method: 'POST', headers: [['Flag', '1']], status: 400, reason: 'Empty body is not permitted' },

@@ -2,6 +2,7 @@
 // §5): endpoint definitions with handler(task, conn, params), the connection's reply methods
 // (Rspamd's snake_case names and camelCase aliases), and the small API a plugin file is given.
 
+import type { RequestHeaders } from '../../http/types.js';
 import type { Logger, MapHandle, Message } from '../../plugin-api/index.js';
 
 export interface PluginConn {
@@ -23,6 +24,8 @@ export interface PluginTask {
   getContent(): Buffer;
   /** The body parsed as a message (lazily, once). */
   message(): Message;
+  /** The request's headers (a need_task endpoint reads the scan headers from them: IP, From, Rcpt…). */
+  readonly headers: RequestHeaders;
 }
 
 export type PluginParams = Record<string, string>;

@@ -9,12 +9,13 @@
 // lower-cases query names).
 
 import { basename } from 'node:path';
-import type { Request, Reply } from '../../http/types.js';
+import type { Request, Reply, RequestHeaders } from '../../http/types.js';
 import { parseMessage } from '../../message/parse-message.js';
 import { DEADLINE_PASSED, setOwn, withDeadline } from '../../plugin-api/index.js';
 import type { Message } from '../../plugin-api/index.js';
 import { controllerError, jsonReply } from './json.js';
 import { loadPluginTable } from './plugin-load.js';
+import { selectorsEndpoints } from './selectors.js';
 import type { ControllerPluginApi, PluginConn, PluginEndpointDef, PluginParams, PluginTable, PluginTask } from './plugin-types.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
@@ -30,10 +31,11 @@ export function pluginApi(ctx: ControllerContext): ControllerPluginApi {
   };
 }
 
-function makeTask(body: Buffer): PluginTask {
+function makeTask(body: Buffer, headers: RequestHeaders): PluginTask {
   let parsed: Message | undefined;
   return {
     content: body,
+    headers,
     get_content: () => body,
     getContent: () => body,
     message: () => (parsed ??= parseMessage(body)),
@@ -74,7 +76,7 @@ export async function runEndpoint(def: PluginEndpointDef, req: Request, ctx: Con
   const needTask = def.need_task === true || def.needTask === true;
   if (needTask && req.body.length === 0) return controllerError(400, 'Empty body is not permitted');
   const { conn, reply } = makeConn();
-  const task = makeTask(needTask ? req.body : Buffer.alloc(0));
+  const task = makeTask(needTask ? req.body : Buffer.alloc(0), req.headers);
   try {
     const handled = Promise.resolve().then(() => def.handler(task, conn, paramsOf(req, needTask)));
     const result = await withDeadline(handled, PLUGIN_HANDLER_TIMEOUT_MS);
@@ -109,5 +111,6 @@ export function routesForTable(ctx: ControllerContext, table: PluginTable): Cont
 /** The plugin endpoint family: loads conf/controller/* and local.d/controller.* once. */
 export async function pluginsRoutes(ctx: ControllerContext): Promise<ControllerRoute[]> {
   const { table } = await loadPluginTable(ctx.config.dir, pluginApi(ctx), ctx.log);
-  return routesForTable(ctx, table);
+  // Built-in plugins come first; a plugin of the same name from the configuration replaces one whole.
+  return routesForTable(ctx, { selectors: selectorsEndpoints(ctx), ...table });
 }
