@@ -156,7 +156,7 @@ class EngineImpl implements Engine, EngineCore {
   }
 
   async scan(message: Buffer, meta: ScanMeta): Promise<ScanResult> {
-    const settings = this.#resolver.resolve(meta, (msg, extra) => this.log.warn(msg, extra)) ?? this.defaultSettings;
+    const settings = this.#resolver.resolve(meta, (msg, extra) => this.log.warn(msg, extra), message) ?? this.defaultSettings;
     const task = new ScanTask(this, message, meta, settings);
     try {
       await runScan(task);

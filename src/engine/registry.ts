@@ -3,6 +3,7 @@
 // at engine start by calling each module's setup(); sealed afterwards so the scheduler can
 // rely on fixed item ids and precomputed orders.
 
+import { compileSelector } from '../selectors/index.js';
 import type { ZodType } from 'zod';
 import type {
   CompositeDef,
@@ -152,6 +153,10 @@ export class Registry {
         },
         disable(reason: string): void {
           disabledReason = reason;
+        },
+        selector(text, opts) {
+          const maps = opts?.maps;
+          return compileSelector(text, { hostname: config.hostname, map: (name) => (maps && Object.hasOwn(maps, name) ? maps[name] : undefined) });
         },
       };
       try {

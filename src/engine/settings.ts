@@ -8,6 +8,7 @@ import { setOwn } from '../plugin-api/records.js';
 import type { SettingsRule } from './contract.js';
 import type { Registry } from './registry.js';
 import { compileConditionalRules, LOW_SETTINGS_PRIORITY, matchRule } from './settings-match.js';
+import { messageTask, type SelectorTask } from '../selectors/index.js';
 
 export interface InsertedSymbol {
   name: string;
@@ -192,7 +193,7 @@ export function symbolAllowed(s: CompiledSettings, name: string): boolean {
 
 export interface SettingsResolver {
   /** The settings for one request, or undefined for the defaults. Logs unknown ids. */
-  resolve(meta: ScanMeta, warn: (msg: string, extra: Record<string, unknown>) => void): CompiledSettings | undefined;
+  resolve(meta: ScanMeta, warn: (msg: string, extra: Record<string, unknown>) => void, message?: Buffer): CompiledSettings | undefined;
 }
 
 /**
@@ -204,13 +205,15 @@ export function createSettingsResolver(registry: Registry, rules: readonly Setti
   for (const rule of rules) byId.set(rule.id, { rule, compiled: compileSettings(registry, rule.apply, rule.id) });
   const conditional = compileConditionalRules(rules);
   return {
-    resolve(meta, warn) {
+    resolve(meta, warn, message) {
       const legacy = legacyActions(meta);
       const hit = meta.settingsId !== undefined ? byId.get(meta.settingsId) : undefined;
       if (conditional.length > 0) {
         // A matching rule wins over request settings only with a higher priority (§9.2).
         const floor = meta.settings || legacy ? LOW_SETTINGS_PRIORITY : hit ? hit.rule.priority ?? LOW_SETTINGS_PRIORITY : -Infinity;
-        const matched = matchRule(conditional, meta, floor);
+        let task: SelectorTask | undefined;
+        const lazyTask = (): SelectorTask => (task ??= messageTask(message ?? Buffer.alloc(0), meta));
+        const matched = matchRule(conditional, meta, floor, lazyTask);
         if (matched) return byId.get(matched.id)!.compiled;
       }
       if (meta.settings) return compileSettings(registry, meta.settings);
