@@ -23,10 +23,56 @@ const NUM = { kind: 'number' } as const;
 const OPT_NUM = { kind: 'number', optional: true } as const;
 const OPT_STR = { kind: 'string', optional: true } as const;
 
+/** Characters of one input a `regexp` transform searches (a selector may run over a whole body). */
+export const MAX_REGEXP_INPUT_CHARS = 256 * 1024;
+
+/**
+ * A repeated group that itself contains a repetition (`(a+)+`, `(\w*x?)*`): the shape that makes a
+ * backtracking engine take exponential time. JavaScript has no match limit (PCRE has), and a
+ * selector may come from a controller request, so such patterns are refused when compiled.
+ */
+export function hasNestedRepetition(source: string): boolean {
+  const groups: boolean[] = [];
+  let inClass = false;
+  let lastClosedHadRepeat = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') {
+      i++;
+      lastClosedHadRepeat = false;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    const repeat = c === '*' || c === '+' || (c === '{' && /^\{\d*,?\d*\}/.test(source.slice(i)));
+    if (repeat) {
+      if (lastClosedHadRepeat) return true;
+      if (groups.length > 0) groups[groups.length - 1] = true;
+      lastClosedHadRepeat = false;
+      continue;
+    }
+    if (c === '[') inClass = true;
+    else if (c === '(') groups.push(false);
+    else if (c === ')') {
+      const had = groups.pop() ?? false;
+      if (had && groups.length > 0) groups[groups.length - 1] = true;
+      lastClosedHadRepeat = had;
+      continue;
+    }
+    lastClosedHadRepeat = false;
+  }
+  return false;
+}
+
 /** `/pattern/flags` or a bare pattern, as Rspamd's regexp cache reads it; compiled once at load. */
 function compileRegexp(text: string, name: string): RegExp {
   const m = /^\/(.*)\/([imsxurOL]*)$/s.exec(text);
   const source = m ? m[1]! : text;
+  if (hasNestedRepetition(source)) {
+    throw new SelectorError('ERR_SELECTOR_ARGS', `invalid arguments for ${name}: nested repetition in regexp (exponential backtracking)`);
+  }
   const flags = new Set(['g', 'u']);
   for (const f of m?.[2] ?? '') if (f === 'i' || f === 's' || f === 'm') flags.add(f);
   try {
@@ -41,7 +87,8 @@ function compileRegexp(text: string, name: string): RegExp {
   }
 }
 
-function regexpSearch(re: RegExp, input: string): string[] | undefined {
+function regexpSearch(re: RegExp, full: string): string[] | undefined {
+  const input = full.length > MAX_REGEXP_INPUT_CHARS ? full.slice(0, MAX_REGEXP_INPUT_CHARS) : full;
   const out: string[] = [];
   re.lastIndex = 0;
   while (out.length < MAX_REGEXP_RESULTS) {

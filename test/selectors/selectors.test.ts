@@ -158,6 +158,8 @@ describe('selectors: parser', () => {
       ['ip.nosuch', 'ERR_SELECTOR_UNKNOWN', 3],
       ["time('nope')", 'ERR_SELECTOR_ARGS', 0],
       ["id.regexp('(')", 'ERR_SELECTOR_ARGS', 3],
+      ["header(Subject).regexp('^(\\w+\\s?)+$')", 'ERR_SELECTOR_ARGS', 16],
+      ["id.match('/(a|b*)*c/i')", 'ERR_SELECTOR_ARGS', 3],
       ['', 'ERR_SELECTOR_SYNTAX', undefined],
       ['ip;'.repeat(70) + 'ip', 'ERR_SELECTOR_TOO_LARGE', undefined],
     ];
@@ -187,6 +189,17 @@ describe('selectors: parser', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('regexps: nested repetition refused, benign ones kept, long inputs cut', () => {
+    for (const ok of ['(\\w+)\\s(\\d)', '^(ab)+$', '(a+)?b', '[(+]+', '(a)(b+)+?'.replace('+?', '?'), '\\(a+\\)+']) assert.doesNotThrow(() => compileSelector(`id.regexp('${ok}')`), ok);
+    const t = task('attachments.eml');
+    const big = 'a'.repeat(400_000) + 'END';
+    t.cache.set('big', big);
+    assert.equal(compileSelector("task_cache('big').regexp('END')").flatten(t), undefined);
+    // The searched text ends at the cut: `$` matches there.
+    assert.deepEqual(compileSelector("task_cache('big').regexp('a{3}$')").flatten(t), ['aaa']);
+    assert.equal(compileSelector("task_cache('big').regexp('a{1000}')").flatten(t)!.length, 256);
   });
 
   it('a long hostile selector parses in linear time', () => {
