@@ -25,6 +25,11 @@ export interface RecordedReply {
 export interface RecordedFile {
   recordedWith: string;
   command: string;
+  /** GET list_extractors / list_transforms: each function's listing without its argument schema dump. */
+  lists: {
+    extractors: Record<string, { description: string }>;
+    transforms: Record<string, { description: string; types: Record<string, boolean>; map_type?: string }>;
+  };
   message: Record<string, RecordedReply>;
   parse: Record<string, { check: RecordedReply; message: RecordedReply }>;
 }

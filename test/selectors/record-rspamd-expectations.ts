@@ -36,10 +36,19 @@ async function main(): Promise<void> {
     const file: RecordedFile = {
       recordedWith: version,
       command: `rspamd -f -c <tmp>/rspamd.conf (controller worker only, lua = /usr/share/rspamd/rules/controller/init.lua, secure_ip 127.0.0.1); ` +
-        `POST /plugins/selectors/check_message?selector=<selector> with the case's headers and message; GET /plugins/selectors/check_selector?selector=<selector>`,
+        `GET /plugins/selectors/list_extractors and list_transforms; POST /plugins/selectors/check_message?selector=<selector> with the case's headers and message; GET /plugins/selectors/check_selector?selector=<selector>`,
+      lists: { extractors: {}, transforms: {} },
       message: {},
       parse: {},
     };
+    for (const which of ['extractors', 'transforms'] as const) {
+      const r = await request(port, 'GET', `/plugins/selectors/list_${which}`, {});
+      for (const [name, v] of Object.entries(JSON.parse(r.body) as Record<string, Record<string, unknown>>)) {
+        // args_schema is a dump of Rspamd's schema objects: not something a client reads.
+        const { args_schema: _schema, ...rest } = v;
+        (file.lists[which] as Record<string, unknown>)[name] = rest;
+      }
+    }
     for (const c of MESSAGE_CASES) {
       const body = await readFile(messagePath(c.message));
       const q = new URLSearchParams({ selector: c.selector });

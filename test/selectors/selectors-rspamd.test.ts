@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { RequestHeaders } from '../../src/http/types.js';
 import { parseV2Headers } from '../../src/protocol/parse-v2.js';
-import { compileSelector, isSelectorError, messageTask } from '../../src/selectors/index.js';
+import { compileSelector, isSelectorError, listExtractors, listTransforms, messageTask } from '../../src/selectors/index.js';
 import { MESSAGE_CASES, PARSE_CASES, messagePath, type MessageCase, type RecordedFile } from './cases.js';
 
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, 'rspamd-3.4-expectations.json'), 'utf8')) as RecordedFile;
@@ -141,6 +141,17 @@ describe('selectors against Rspamd 3.4', () => {
     for (const c of MESSAGE_CASES) assert.ok(recorded.message[c.id], c.id);
     for (const c of PARSE_CASES) assert.ok(recorded.parse[c.id], c.id);
     assert.match(recorded.recordedWith, /3\.4/);
+  });
+
+  it("lists every function 3.4 lists, each transform with 3.4's input types and map type", () => {
+    const ours = listExtractors();
+    for (const name of Object.keys(recorded.lists.extractors)) assert.ok(ours[name], `extractor ${name}`);
+    const tr = listTransforms();
+    for (const [name, theirs] of Object.entries(recorded.lists.transforms)) {
+      assert.ok(tr[name], `transform ${name}`);
+      assert.deepEqual(tr[name]!.types, theirs.types, `${name} types`);
+      assert.equal(tr[name]!.map_type, theirs.map_type, `${name} map_type`);
+    }
   });
 
   for (const c of MESSAGE_CASES) {
