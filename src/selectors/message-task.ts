@@ -3,7 +3,7 @@
 // without running any rule). Facts are computed on first use, as in a scan's task.
 
 import { parseEnvelopeAddress } from '../message/addresses.js';
-import { parseMessage } from '../message/parse-message.js';
+import { makeRawMessage, parseMessage } from '../message/parse-message.js';
 import { parseReceivedChain } from '../message/parse-received.js';
 import type { EmailAddress, Message, ReceivedHop, ScanMeta } from '../plugin-api/index.js';
 import type { SelectorTask } from './task.js';
@@ -19,7 +19,8 @@ export function messageTask(raw: Buffer, meta: ScanMeta, uid?: string): Selector
     connectTime,
     cache: new Map(),
     get message() {
-      return (message ??= parseMessage(raw));
+      // `Raw: yes` input is not MIME: one part of the given type, as a scan's task reads it.
+      return (message ??= meta.raw ? makeRawMessage(raw, meta.contentType, meta.filename) : parseMessage(raw));
     },
     get received() {
       return (received ??= parseReceivedChain(this.message.headers.get('received')));
