@@ -12,6 +12,7 @@ import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
 import { ProxyWorkerSchema } from '../proxy/config-schema.js';
 import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
 import { DEFAULT_LEGACY_COMPAT, LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';
+import { checkSelector } from '../selectors/index.js';
 
 /** Caps what a config can ask for; each protects the machine from a typo like `count: 2000`. */
 export const MAX_WORKER_COUNT = 256; // more processes than this only thrash a host
@@ -217,6 +218,13 @@ const SettingsRule = z.strictObject({
   user: StringList.optional(),
   authenticated: z.boolean().optional(),
   request_header: z.record(z.string(), z.string()).optional(),
+  /** Selectors (plugins.md §a) over the message: the rule applies when one of them yields a value. */
+  selector: StringList.superRefine((list, ctx) => {
+    for (const text of list) {
+      const r = checkSelector(text);
+      if (!r.ok) ctx.addIssue({ code: 'custom', message: `a valid selector (${r.error.message.replace(/^invalid selector: /, '')})` });
+    }
+  }).optional(),
 });
 
 // Stores (DESIGN "State"): `backend` picks SQLite or Redis for every store; `bayes`, `fuzzy`,

@@ -74,6 +74,7 @@ export function toEngineConfig(
     if (r.user) cond.user = r.user;
     if (r.authenticated !== undefined) cond.authenticated = r.authenticated;
     if (r.request_header) cond.requestHeader = r.request_header;
+    if (r.selector?.length) cond.selector = r.selector;
     if (Object.keys(cond).length) rule.conditions = cond;
     return rule;
   });

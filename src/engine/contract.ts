@@ -36,6 +36,8 @@ export interface SettingsRule {
     user?: string[];
     authenticated?: boolean;
     requestHeader?: Record<string, string>;
+    /** Selector texts: the condition holds when one yields a value (checked at config load). */
+    selector?: string[];
   };
 }
 

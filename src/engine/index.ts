@@ -2,6 +2,7 @@
 // messages. `createEngine` is the EngineFactory of contract.ts; the returned Engine is a
 // Scanner plus the listings the controller needs.
 
+import { messageTask, type SelectorTask } from '../selectors/index.js';
 import type { ActionName, Learner, Logger, ModuleDefinition, ScanMeta, ScanResult } from '../plugin-api/index.js';
 import { buildBaseActions, milterAttributes, normaliseActionName, requiredScore, spamLimit } from './actions.js';
 import type { ActionEntry } from './actions.js';
@@ -178,8 +179,12 @@ class EngineImpl implements Engine, EngineCore {
   }
 
   async scan(message: Buffer, meta: ScanMeta): Promise<ScanResult> {
-    const settings = this.#resolver.resolve(meta, (msg, extra) => this.log.warn(msg, extra)) ?? this.defaultSettings;
+    // Selector conditions of settings rules read the message: parsed then, once, for the scan too.
+    let early: SelectorTask | undefined;
+    const lazy = (): SelectorTask => (early ??= messageTask(message, meta));
+    const settings = this.#resolver.resolve(meta, (msg, extra) => this.log.warn(msg, extra), lazy) ?? this.defaultSettings;
     const task = new ScanTask(this, message, meta, settings);
+    if (early) task.adoptMessage(early.message);
     try {
       await runScan(task);
     } catch (err) {

@@ -3,6 +3,7 @@
 // at engine start by calling each module's setup(); sealed afterwards so the scheduler can
 // rely on fixed item ids and precomputed orders.
 
+import { compileSelector } from '../selectors/index.js';
 import type { ZodType } from 'zod';
 import type {
   CompositeDef,
@@ -215,6 +216,10 @@ export class Registry {
           open(`learner ${String(l?.name)}`);
           if (typeof l?.name !== 'string' || typeof l.learn !== 'function') throw new EngineError('ENGINE_BAD_ENDPOINT', `module ${mod.name}: a learner needs a name and a learn function`);
           myLearners.push(l);
+        },
+        selector(text, opts) {
+          const maps = opts?.maps;
+          return compileSelector(text, { hostname: config.hostname, map: (name) => (maps && Object.hasOwn(maps, name) ? maps[name] : undefined) });
         },
       };
       let threw = false;

@@ -1,15 +1,18 @@
 // Automatic selection of configured settings rules by their conditions (engine.md §7.4,
-// scan-protocol.md §9.2): ip, from, rcpt, user, authenticated, request headers. Conditions are
-// compiled once; a rule without conditions is only reachable through Settings-ID.
+// scan-protocol.md §9.2): ip, from, rcpt, user, authenticated, request headers, selectors.
+// Conditions are compiled once; a rule without conditions is only reachable through Settings-ID.
+// A selector condition reads the message: the caller hands a lazily made task, so requests
+// matched by the envelope alone never parse the message here.
 
 import ipaddr from 'ipaddr.js';
 import type { ScanMeta } from '../plugin-api/index.js';
 import type { SettingsRule } from './contract.js';
+import { compileSelector, type SelectorTask } from '../selectors/index.js';
 
 /** Priority of a `Settings` header and of rules that give none (Rspamd "low"). */
 export const LOW_SETTINGS_PRIORITY = 1;
 
-type Check = (meta: ScanMeta) => boolean;
+type Check = (meta: ScanMeta, task: () => SelectorTask) => boolean;
 
 export interface ConditionalRule {
   id: string;
@@ -91,8 +94,17 @@ export function compileConditionalRules(rules: readonly SettingsRule[]): Conditi
         checks.push((meta) => (meta.requestHeaders.get(key) ?? []).some((v) => rx.test(v)));
       }
     }
+    if (c.selector?.length) {
+      // Checked when the config loaded (schema.ts): compiling cannot fail here.
+      const selectors = c.selector.map((text) => compileSelector(text));
+      // Rspamd: any value, even '', counts; an empty list does not.
+      checks.push((_meta, task) => selectors.some((s) => {
+        const v = s.combine(task());
+        return v !== undefined && (typeof v === 'string' || v.length > 0);
+      }));
+    }
     if (checks.length === 0) continue;
-    out.push({ id: rule.id, priority: rule.priority ?? LOW_SETTINGS_PRIORITY, matches: (meta) => checks.every((f) => f(meta)) });
+    out.push({ id: rule.id, priority: rule.priority ?? LOW_SETTINGS_PRIORITY, matches: (meta, task) => checks.every((f) => f(meta, task)) });
   }
   // Highest priority first; inside one priority, alphabetical (Rspamd), and in 3.4 the last
   // applied rule replaces the earlier ones, so the alphabetically last match of the level wins.
@@ -103,12 +115,12 @@ export function compileConditionalRules(rules: readonly SettingsRule[]): Conditi
  * The rule that applies to this request among rules with priority above `floor`, or undefined.
  * Only the first priority level with a match counts.
  */
-export function matchRule(rules: readonly ConditionalRule[], meta: ScanMeta, floor: number): ConditionalRule | undefined {
+export function matchRule(rules: readonly ConditionalRule[], meta: ScanMeta, floor: number, task: () => SelectorTask): ConditionalRule | undefined {
   let found: ConditionalRule | undefined;
   for (const r of rules) {
     if (r.priority <= floor) break;
     if (found && r.priority < found.priority) break;
-    if (r.matches(meta)) found = r;
+    if (r.matches(meta, task)) found = r;
   }
   return found;
 }

@@ -8,6 +8,7 @@ import { setOwn } from '../plugin-api/records.js';
 import type { SettingsRule } from './contract.js';
 import type { Registry } from './registry.js';
 import { compileConditionalRules, LOW_SETTINGS_PRIORITY, matchRule } from './settings-match.js';
+import { messageTask, type SelectorTask } from '../selectors/index.js';
 
 export interface InsertedSymbol {
   name: string;
@@ -192,7 +193,11 @@ export function symbolAllowed(s: CompiledSettings, name: string): boolean {
 
 export interface SettingsResolver {
   /** The settings for one request, or undefined for the defaults. Logs unknown ids. */
-  resolve(meta: ScanMeta, warn: (msg: string, extra: Record<string, unknown>) => void): CompiledSettings | undefined;
+  /**
+   * `task` gives the message to selector conditions; it is called only when one is evaluated
+   * (the engine then hands the parsed message on to the scan).
+   */
+  resolve(meta: ScanMeta, warn: (msg: string, extra: Record<string, unknown>) => void, task?: () => SelectorTask): CompiledSettings | undefined;
 }
 
 /**
@@ -204,13 +209,13 @@ export function createSettingsResolver(registry: Registry, rules: readonly Setti
   for (const rule of rules) byId.set(rule.id, { rule, compiled: compileSettings(registry, rule.apply, rule.id) });
   const conditional = compileConditionalRules(rules);
   return {
-    resolve(meta, warn) {
+    resolve(meta, warn, task) {
       const legacy = legacyActions(meta);
       const hit = meta.settingsId !== undefined ? byId.get(meta.settingsId) : undefined;
       if (conditional.length > 0) {
         // A matching rule wins over request settings only with a higher priority (§9.2).
         const floor = meta.settings || legacy ? LOW_SETTINGS_PRIORITY : hit ? hit.rule.priority ?? LOW_SETTINGS_PRIORITY : -Infinity;
-        const matched = matchRule(conditional, meta, floor);
+        const matched = matchRule(conditional, meta, floor, task ?? (() => messageTask(Buffer.alloc(0), meta)));
         if (matched) return byId.get(matched.id)!.compiled;
       }
       if (meta.settings) return compileSettings(registry, meta.settings);

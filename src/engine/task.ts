@@ -169,6 +169,11 @@ export class ScanTask implements Task {
     }
   }
 
+  /** The message already parsed for this request (settings selector conditions), used instead of parsing again. */
+  adoptMessage(message: Message): void {
+    this.#message ??= message;
+  }
+
   /** Whether the message was parsed (the reply carries a message-id only then). */
   get parsed(): boolean {
     return this.#message !== undefined;

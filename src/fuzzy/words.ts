@@ -42,7 +42,7 @@ const LANG_NAMES: Record<string, string> = {
 };
 
 /** Replace URL and e-mail spans with a space so they split words but produce none. */
-function stripExceptions(text: string): string {
+export function stripExceptions(text: string): string {
   const found = linkify.match(text);
   if (!found) return text;
   let out = '';

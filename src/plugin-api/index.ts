@@ -8,6 +8,7 @@ import type { TaskDns, TaskHttp, TaskRedis, TaskTcp } from './net/types.js';
 import type { Stores } from '../storage/types.js';
 import type { MapDefinition, MapHandle } from '../maps/types.js';
 import type { EndpointDef, Learner } from './endpoints.js';
+import type { CompiledSelector } from '../selectors/index.js';
 
 export * from './scan-types.js';
 export { DEADLINE_PASSED, withDeadline } from './deadline.js';
@@ -17,6 +18,8 @@ export type * from '../message/types.js';
 export type * from './net/types.js';
 export type * from '../storage/types.js';
 export type { MapDefinition, MapHandle, MapKind } from '../maps/types.js';
+export type { CompiledSelector, SelectorResult, SelectorTask } from '../selectors/index.js';
+export { isSelectorError, setPoolVar } from '../selectors/index.js';
 
 /** Stages in the order they run (engine.md §1.2). */
 export const STAGES = ['connfilter', 'prefilters', 'filters', 'postfilters', 'idempotent'] as const;
@@ -193,6 +196,13 @@ export interface ModuleContext<C> {
   endpoint(plugin: string, path: string, def: EndpointDef): void;
   /** A classifier that learns messages handed to endpoints (`task.learn`). */
   learner(learner: Learner): void;
+  /**
+   * Compiles a selector (plugins.md §a) once, in setup; run it in callbacks with
+   * `.combine(task)`, `.flatten(task)` or `.results(task)`. A bad selector throws a coded
+   * error (`ERR_SELECTOR_*`): left uncaught it fails the module's setup, which configtest reports.
+   * `maps` names the maps `filter_map`, `except_map` and `apply_map` may use.
+   */
+  selector(text: string, opts?: { maps?: Readonly<Record<string, MapHandle>> }): CompiledSelector;
 }
 
 /** One symbol as the sealed registry knows it (ModuleContext.symbolTable). */

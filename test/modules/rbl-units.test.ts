@@ -71,5 +71,8 @@ test('config: lists switch off, merge field by field, new lists need a zone', ()
   assert.ok(rules({ default_enabled: false }).some((r) => r.key === 'DBL'), 'ignore_defaults lists keep running');
   const bad = RblConfig.safeParse({ rbls: { mine: { checks: ['from'] } } });
   assert.equal(bad.success, false);
-  assert.equal(RblConfig.safeParse({ rbls: { spamhaus: { selector: 'ip' } } }).success, false);
+  // `selector` adds the selector check (compiled in setup; selector-uses.test.ts runs it).
+  assert.equal(RblConfig.safeParse({ rbls: { spamhaus: { selector: 'ip' } } }).success, true);
+  assert.ok(rule('spamhaus', { rbls: { spamhaus: { selector: 'ip' } } }).checks.has('selector'));
+  assert.equal(RblConfig.safeParse({ rbls: { spamhaus: { selector: 42 } } }).success, false);
 });

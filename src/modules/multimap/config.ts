@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-/** Rule types multimap can look up (plugins.md §b.4; the selector-free ones). */
-export const RULE_TYPES = ['ip', 'received', 'header', 'rcpt', 'from', 'helo', 'hostname', 'url', 'user', 'filename', 'content'] as const;
+/** Rule types multimap can look up (plugins.md §b.4). */
+export const RULE_TYPES = ['ip', 'received', 'header', 'rcpt', 'from', 'helo', 'hostname', 'url', 'user', 'filename', 'content', 'selector'] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
 
 const MapSpec = z.union([z.string().min(1), z.array(z.string())]);
@@ -40,6 +40,10 @@ const Rule = z.strictObject({
   message: z.string().optional(),
   /** Run as a prefilter even without an action (historical Rspamd option). */
   prefilter: z.boolean().default(false),
+  /** selector: the selector (plugins.md §a) whose values are looked up; compiled at load. */
+  selector: z.string().min(1).optional(),
+  /** selector: joins the results of a selector list (`a;b`) into one key. */
+  delimiter: z.string().default(''),
   /** received: only hops at these 1-based positions from the top. */
   min_pos: z.number().int().optional(),
   max_pos: z.number().int().optional(),

@@ -2,7 +2,7 @@
 // of Task facts; no map lookups here.
 
 import { getDomain } from 'tldts';
-import type { EmailAddress, Task } from '../../plugin-api/index.js';
+import type { CompiledSelector, EmailAddress, Task } from '../../plugin-api/index.js';
 import type { MultimapRule } from './config.js';
 
 /** Bytes of a content rule's input that are matched (a huge body must not stall the regexps). */
@@ -246,5 +246,14 @@ export function candidates(task: Task, rule: MultimapRule): Candidate[] {
       return filenameCandidates(task, rule.filter, re);
     case 'content':
       return contentCandidates(task, rule.filter);
+    case 'selector':
+      return []; // compiled at load: index.ts reads it (selectorCandidates)
   }
+}
+
+/** Each value a selector rule yields is one key (a list of values: each looked up). */
+export function selectorCandidates(task: Task, selector: CompiledSelector, delimiter: string): Candidate[] {
+  const v = selector.combine(task, delimiter);
+  if (v === undefined) return [];
+  return (typeof v === 'string' ? [v] : v).flatMap(one);
 }

@@ -2,11 +2,11 @@
 // and insert a symbol, a symbol named by the map value, or force an action.
 
 import { dataRecord, defineModule } from '../../plugin-api/index.js';
-import type { MapDefinition, MapHandle, MapKind, SymbolDef, Task } from '../../plugin-api/index.js';
+import type { CompiledSelector, MapDefinition, MapHandle, MapKind, SymbolDef, Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../shared/local-address.js';
 import { MultimapConfig } from './config.js';
 import type { MultimapRule } from './config.js';
-import { candidates } from './extract.js';
+import { candidates, selectorCandidates } from './extract.js';
 import { readValue } from './value.js';
 
 function mapKind(rule: MultimapRule): MapKind {
@@ -50,6 +50,7 @@ interface CompiledRule {
   rule: MultimapRule;
   map: MapHandle;
   allowed: Set<string>;
+  selector?: CompiledSelector;
 }
 
 function lookup(c: CompiledRule, key: string): string[] {
@@ -62,7 +63,8 @@ function runRule(task: Task, c: CompiledRule): void {
   if (c.rule.skip_authenticated && task.meta.user) return;
   if (c.rule.skip_local && isLocalAddress(task.meta.ip)) return;
   let matched = false;
-  for (const cand of candidates(task, c.rule)) {
+  const found = c.selector ? selectorCandidates(task, c.selector, c.rule.delimiter) : candidates(task, c.rule);
+  for (const cand of found) {
     for (const key of cand.keys) {
       const values = lookup(c, key);
       if (values.length === 0) continue;
@@ -89,6 +91,20 @@ export const multimapModule = defineModule<MultimapConfig>({
     // Symbol names are config values (`symbol:`, `symbols:`): a record without a prototype.
     const defs = dataRecord<SymbolDef>();
     for (const [name, rule] of Object.entries(ctx.config.rules)) {
+      let selector: CompiledSelector | undefined;
+      if (rule.type === 'selector') {
+        if (!rule.selector) {
+          ctx.log.error('multimap: a selector rule needs `selector`; rule skipped', { rule: name });
+          continue;
+        }
+        try {
+          selector = ctx.selector(rule.selector);
+        } catch (e) {
+          // A bad selector is a config error (configtest lists it); the other rules still load.
+          ctx.log.error('multimap: invalid selector; rule skipped', { rule: name, selector: rule.selector, error: (e as Error).message });
+          continue;
+        }
+      }
       const def = mapDefinition(rule, name);
       if (!def) {
         ctx.log.warn('multimap: rule has no map; skipped', { rule: name });
@@ -105,7 +121,7 @@ export const multimapModule = defineModule<MultimapConfig>({
       const d: SymbolDef = { score: rule.score, group: rule.group, description: rule.description ?? `multimap rule ${name}` };
       defs[symbol] = d;
       for (const s of rule.symbols) defs[s] ??= { score: rule.score, group: rule.group, description: `multimap rule ${name}` };
-      compiled.push({ name, symbol, rule, map, allowed: new Set([symbol, ...rule.symbols]) });
+      compiled.push({ name, symbol, rule, map, allowed: new Set([symbol, ...rule.symbols]), ...(selector ? { selector } : {}) });
     }
     // Symbols come from the configured rules, not from a fixed table.
     for (const [symbol, d] of Object.entries(defs)) ctx.declareSymbol(symbol, d);

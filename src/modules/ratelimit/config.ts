@@ -4,6 +4,10 @@ import { z } from 'zod';
 export const BUCKET_SELECTORS = ['to', 'to_ip', 'to_ip_from', 'bounce_to', 'bounce_to_ip', 'from', 'ip', 'user'] as const;
 export type BucketSelector = (typeof BUCKET_SELECTORS)[number];
 
+export function isBuiltinSelector(s: string): s is BucketSelector {
+  return (BUCKET_SELECTORS as readonly string[]).includes(s);
+}
+
 const UNIT_SECONDS: Record<string, number> = { s: 1, sec: 1, m: 60, min: 60, h: 3600, hour: 3600, d: 86400, day: 86400 };
 
 /** `10 / 1m` → messages per second; a plain number is already per second. */
@@ -42,7 +46,11 @@ const Rate = z
   });
 
 const Bucket = z.strictObject({
-  selector: z.enum(BUCKET_SELECTORS),
+  /**
+   * What the bucket is keyed by: one of BUCKET_SELECTORS, or any selector (plugins.md §a),
+   * e.g. `user.lower` or `from('mime'):domain;ip.ipmask(24)`; each value it yields is one bucket.
+   */
+  selector: z.string().min(1),
   bucket: Rate,
   /** Insert this symbol instead of forcing the soft reject. */
   info_symbol: z.string().optional(),

@@ -4,11 +4,11 @@
 // server refuses does not count against its sender.
 
 import { defineModule } from '../../plugin-api/index.js';
-import type { KvStore, MapHandle, SymbolDef, Task } from '../../plugin-api/index.js';
-import { RatelimitConfig } from './config.js';
+import type { CompiledSelector, KvStore, MapHandle, SymbolDef, Task } from '../../plugin-api/index.js';
+import { isBuiltinSelector, RatelimitConfig } from './config.js';
 import type { BucketConfig } from './config.js';
 import { addToBucket, leaked, readBucket } from './bucket.js';
-import { hashKey, selectorParts } from './keys.js';
+import { hashKey, selectorParts, selectorValueParts } from './keys.js';
 import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
 import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
 
@@ -26,7 +26,10 @@ interface Planned {
   bucket: BucketConfig['bucket'];
 }
 
-function plan(task: Task, cfg: RatelimitConfig, whitelistIp: MapHandle | undefined): Planned[] {
+/** Buckets keyed by a full selector, compiled at load (bucket name → selector). */
+type BucketSelectors = ReadonlyMap<string, CompiledSelector>;
+
+function plan(task: Task, cfg: RatelimitConfig, whitelistIp: MapHandle | undefined, selectors: BucketSelectors): Planned[] {
   if (task.meta.ip && whitelistIp?.has(task.meta.ip)) return [];
   if (task.meta.user && cfg.whitelisted_user.includes(task.meta.user)) return [];
   const white = new Set(cfg.whitelisted_rcpts.map((r) => r.toLowerCase()));
@@ -37,15 +40,17 @@ function plan(task: Task, cfg: RatelimitConfig, whitelistIp: MapHandle | undefin
   if (task.envelopeRcpt.length > 0 && rcpts.length === 0) return [];
   const out: Planned[] = [];
   for (const [name, b] of Object.entries(cfg.rates)) {
-    for (const parts of selectorParts(task, b.selector, rcpts)) {
+    const compiled = selectors.get(name);
+    const keyed = compiled ? selectorValueParts(task, compiled) : isBuiltinSelector(b.selector) ? selectorParts(task, b.selector, rcpts) : [];
+    for (const parts of keyed) {
       out.push({ name, key: hashKey(cfg.prefix, name, parts), bucket: b.bucket });
     }
   }
   return out;
 }
 
-async function check(task: Task, cfg: RatelimitConfig, kv: KvStore, whitelistIp: MapHandle | undefined, outage: StoreOutage): Promise<void> {
-  const planned = plan(task, cfg, whitelistIp);
+async function check(task: Task, cfg: RatelimitConfig, kv: KvStore, whitelistIp: MapHandle | undefined, outage: StoreOutage, selectors: BucketSelectors): Promise<void> {
+  const planned = plan(task, cfg, whitelistIp, selectors);
   task.cache.set(CACHE_KEY, planned);
   const now = Date.now();
   for (const p of planned) {
@@ -93,6 +98,16 @@ export const ratelimitModule = defineModule<RatelimitConfig>({
       ctx.disable('config');
       return;
     }
+    const selectors = new Map<string, CompiledSelector>();
+    for (const [name, b] of Object.entries(cfg.rates)) {
+      if (isBuiltinSelector(b.selector)) continue;
+      try {
+        selectors.set(name, ctx.selector(b.selector));
+      } catch (e) {
+        // The bucket is dropped, the others still work; configtest lists the error.
+        ctx.log.error('ratelimit: invalid selector; bucket skipped', { bucket: name, selector: b.selector, error: (e as Error).message });
+      }
+    }
     const kv = kvOrDisable(ctx, 'ratelimit');
     if (!kv) return;
     const whitelistIp = await networksMap(ctx, cfg.whitelisted_ip, 'ratelimit whitelisted_ip');
@@ -104,7 +119,7 @@ export const ratelimitModule = defineModule<RatelimitConfig>({
       priority: 5,
       flags: ['coro', 'nostat'],
       inserts: [cfg.symbol, ...infos],
-      check: (task) => check(task, cfg, kv, whitelistIp, outage),
+      check: (task) => check(task, cfg, kv, whitelistIp, outage, selectors),
     });
     ctx.symbol({
       name: 'RATELIMIT_UPDATE',

@@ -2,7 +2,7 @@
 // selectors, one for the others. Keys are hashed so addresses never sit in the store in clear.
 
 import { createHash } from 'node:crypto';
-import type { Task } from '../../plugin-api/index.js';
+import type { CompiledSelector, Task } from '../../plugin-api/index.js';
 import type { BucketSelector } from './config.js';
 
 export function hashKey(prefix: string, name: string, parts: readonly string[]): string {
@@ -33,4 +33,15 @@ export function selectorParts(task: Task, sel: BucketSelector, rcpts: readonly s
     case 'user':
       return task.meta.user ? [[task.meta.user.toLowerCase()]] : [];
   }
+}
+
+/** Distinct keys one bucket's selector yields for a task, each its own bucket (a cap keeps a hostile list bounded). */
+export const MAX_SELECTOR_BUCKETS = 64;
+
+/** Key parts from a full selector: each value it yields (combined with ':') is one bucket. */
+export function selectorValueParts(task: Task, selector: CompiledSelector): string[][] {
+  const v = selector.combine(task, ':');
+  if (v === undefined) return [];
+  const values = [...new Set(typeof v === 'string' ? [v] : v)].filter((x) => x !== '');
+  return values.slice(0, MAX_SELECTOR_BUCKETS).map((x) => [x]);
 }

@@ -291,6 +291,18 @@ function collectEmails(task: Task, rule: CompiledRule, c: RequestCollector): voi
   }
 }
 
+/** Values the rule's selectors yield: addresses reversed, names as they are; capped like URLs. */
+function collectSelected(task: Task, rule: CompiledRule, c: RequestCollector): void {
+  let n = 0;
+  for (const { label, selector } of rule.selectors ?? []) {
+    for (const v of selector.flatten(task) ?? []) {
+      if (v === '') continue;
+      if (n++ >= rule.requestsLimit) return;
+      c.add(v, label, false, isIpHost(v));
+    }
+  }
+}
+
 /** Every lookup of `rule` for this message, or undefined when the rule does not apply. */
 export function collectRequests(task: Task, rule: CompiledRule, maps: RuleMaps, whitelisted: Whitelisted): Map<string, RblRequest> | undefined {
   if (!ruleApplies(task, rule, maps)) return undefined;
@@ -310,5 +322,6 @@ export function collectRequests(task: Task, rule: CompiledRule, maps: RuleMaps, 
   if (ch.has('received')) collectReceived(task, rule, c, maps);
   const host = task.meta.hostname;
   if (ch.has('rdns') && host && host !== 'unknown') c.add(host, 'rdns', true, false);
+  if (ch.has('selector') && rule.selectors) collectSelected(task, rule, c);
   return c.requests;
 }

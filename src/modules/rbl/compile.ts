@@ -2,6 +2,7 @@
 // applied, checks resolved, return codes compiled to regular expressions, result symbols known.
 // Pure: maps are opened by the caller.
 import { dataRecord } from '../../plugin-api/index.js';
+import type { CompiledSelector } from '../../plugin-api/index.js';
 import { CHECK_TYPES, DEFAULT_REQUESTS_LIMIT } from './config.js';
 import type { CheckType, RblConfig, RblRule } from './config.js';
 import { DEFAULT_RULES } from './defaults.js';
@@ -10,11 +11,14 @@ import type { HashName } from './hash.js';
 /** Labels as Rspamd writes them in options (`1.2.3.4:from`) and keys `symbols_prefixes` by. */
 export const CHECK_LABEL: Record<CheckType, string> = {
   from: 'from', received: 'received', helo: 'helo', rdns: 'rdns', dkim: 'dkim',
-  emails: 'email', replyto: 'replyto', urls: 'url', content_urls: 'url',
+  emails: 'email', replyto: 'replyto', urls: 'url', content_urls: 'url', selector: 'selector',
 };
 
 export interface CompiledRule {
   key: string;
+  /** label → selector text (the `selector` check); compiled in setup (index.ts) into `selectors`. */
+  selectorTexts: Readonly<Record<string, string>> | undefined;
+  selectors?: Array<{ label: string; selector: CompiledSelector }>;
   symbol: string;
   zone: string;
   checks: ReadonlySet<CheckType>;
@@ -107,6 +111,7 @@ function resolveChecks(r: RblRule): Set<CheckType> {
     for (const c of CHECK_TYPES) if (r[c] === true) set.add(c);
   }
   if (r.images) set.add('urls');
+  if (r.selector !== undefined && !r.exclude_checks?.includes('selector')) set.add('selector');
   // Rspamd upgrades a rule with no check at all to the sender-IP check.
   if (set.size === 0 && !r.checks) set.add('from');
   return set;
@@ -137,6 +142,7 @@ export function compileRules(cfg: RblConfig): CompiledRule[] {
     const checks = resolveChecks(r);
     const rule: CompiledRule = {
       key,
+      selectorTexts: typeof r.selector === 'string' ? { selector: r.selector } : r.selector,
       symbol,
       zone: r.rbl.replace(/^\.+|\.+$/g, '').toLowerCase(),
       checks,

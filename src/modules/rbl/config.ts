@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DEFAULT_RULES } from './defaults.js';
 
-/** Check types of plugins.md §d.2 (selector-free); each names what is looked up in the list. */
-export const CHECK_TYPES = ['from', 'received', 'helo', 'rdns', 'dkim', 'emails', 'replyto', 'urls', 'content_urls'] as const;
+/** Check types of plugins.md §d.2; each names what is looked up in the list. */
+export const CHECK_TYPES = ['from', 'received', 'helo', 'rdns', 'dkim', 'emails', 'replyto', 'urls', 'content_urls', 'selector'] as const;
 export type CheckType = (typeof CHECK_TYPES)[number];
 
 /** Rspamd's `dns_max_requests`: names one rule collects from one message (URLs, e-mails). */
@@ -33,6 +33,12 @@ export const RblRule = z.strictObject({
   replyto: z.boolean().optional(),
   urls: z.boolean().optional(),
   content_urls: z.boolean().optional(),
+  /**
+   * Values to look up taken by a selector (plugins.md §a): one selector (label `selector`), or
+   * label → selector (the labels key `symbols_prefixes`). IP addresses are reversed, names queried
+   * as they are (hashed when `hash` is set). Setting it adds the `selector` check.
+   */
+  selector: z.union([z.string().min(1), z.record(z.string(), z.string().min(1))]).optional(),
   /** Also look up the hosts of image URLs. */
   images: z.boolean().optional(),
   ipv4: z.boolean().optional(),

@@ -72,6 +72,15 @@ export const rblModule = defineModule<RblConfig>({
     let urlWhitelist: MapHandle | undefined;
     const prepared: PreparedRule[] = [];
     for (const rule of rules) {
+      if (rule.selectorTexts) {
+        try {
+          rule.selectors = Object.entries(rule.selectorTexts).map(([label, text]) => ({ label, selector: ctx.selector(text) }));
+        } catch (e) {
+          // The list is dropped, the others still run; configtest lists the error.
+          ctx.log.error('rbl: invalid selector; list skipped', { rule: rule.key, error: (e as Error).message });
+          continue;
+        }
+      }
       let whitelist: MapHandle | undefined;
       if (rule.whitelistSources) {
         const ipRule = rule.checks.has('from') || rule.checks.has('received');

@@ -22,6 +22,7 @@ import { controllerError, jsonReply } from './json.js';
 import { loadPluginFiles } from './plugin-load.js';
 import { logStoreOutage, storeErrorOf } from './store-outage.js';
 import type { ControllerPluginApi, PluginConn, PluginEndpointDef, PluginParams, PluginTable } from './plugin-types.js';
+import { selectorsEndpoints } from './selectors.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
 /** A handler still running after this is answered with an error (its work may go on). */
@@ -152,6 +153,6 @@ export function routesForTable(ctx: ControllerContext, table: PluginTable): Cont
 export async function pluginsRoutes(ctx: ControllerContext): Promise<ControllerRoute[]> {
   const files = await loadPluginFiles(ctx.config.dir, pluginApi(ctx), ctx.log);
   const fileSources = (local: boolean) => files.filter((f) => f.local === local).map((f) => ({ origin: basename(f.file), table: f.table }));
-  const table = mergeSources([...moduleSources(ctx, false), ...fileSources(false), ...moduleSources(ctx, true), ...fileSources(true)], ctx);
+  const table = mergeSources([{ origin: 'built-in selectors plugin', table: { selectors: selectorsEndpoints(ctx) } }, ...moduleSources(ctx, false), ...fileSources(false), ...moduleSources(ctx, true), ...fileSources(true)], ctx);
   return routesForTable(ctx, table);
 }
