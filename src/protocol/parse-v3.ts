@@ -28,8 +28,18 @@ function obj(v: unknown): Record<string, unknown> | undefined {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) ? (v as Record<string, unknown>) : undefined;
 }
 
+/**
+ * Largest metadata part decoded. Metadata is an envelope and maybe settings, a few KiB at most;
+ * the cap blocks a part of millions of nested one-element arrays (`0x91 0x91 …`), which the
+ * msgpack decoder walks for seconds of one worker's CPU (a fuzz finding: 4 MiB cost 2 s).
+ */
+export const MAX_METADATA_BYTES = 64 * 1024;
+
 export function decodeMetadata(part: FormPart): { data: Record<string, unknown>; msgpack: boolean } {
   const msgpack = (part.contentType ?? '').includes('msgpack');
+  if (part.body.length > MAX_METADATA_BYTES) {
+    throw v3Error('ERR_V3_BAD_METADATA', `metadata part is ${part.body.length} bytes, more than the ${MAX_METADATA_BYTES} read`);
+  }
   let parsed: unknown;
   try {
     parsed = msgpack ? msgpackDecode(part.body) : JSON.parse(part.body.toString('utf8'));
