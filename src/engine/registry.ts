@@ -176,7 +176,7 @@ export class Registry {
         log: moduleLogger(log, mod.name),
         hostname: config.hostname,
         // Modules run inside scans: they get the stores' scan view (calls bounded by the scan time-out).
-        ...(stores ? { stores: scanStores(stores) } : {}),
+        ...(stores ? { stores: scanStores(stores), learnStores: stores } : {}),
         maps,
         symbol(r: SymbolRegistration): void {
           if (registry.#sealed) {

@@ -180,6 +180,11 @@ export interface ModuleContext<C> {
   disable(reason: string): void;
   /** The worker's stores (Bayes, fuzzy, history, key-value); absent when the engine runs without them. */
   readonly stores?: Stores;
+  /**
+   * The same stores without the scan view's short time-out (`stores.redis.scan_timeout`), for
+   * work a client waits on and must not lose to a slow moment: learning from an endpoint.
+   */
+  readonly learnStores?: Stores;
   /** Maps (plugins.md §b): declare one in setup, look keys up in callbacks; reloaded in the background. */
   readonly maps: ModuleMaps;
   /**

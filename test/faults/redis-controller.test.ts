@@ -161,4 +161,22 @@ describe('controller endpoints with Redis out', { skip: haveRedisServer() ? fals
       redis.signal('SIGCONT');
     }
   });
+
+  test('a learn that meets a Redis pause longer than a scan may wait (0.3 s), shorter than the command time-out, is learned', async () => {
+    // Scans give up on a store after stores.redis.scan_timeout; a learn is answered to a client
+    // that waits for it, so it uses the command time-out (1 s) and rides out a short pause.
+    const t0 = Date.now();
+    for (;;) {
+      const r = await httpCall(ctlPort, 'GET', '/history', undefined, { Password: PASSWORD }, 20_000);
+      if (r.status === 200) break;
+      assert.ok(Date.now() - t0 < 30_000, `the controller did not see Redis again: ${r.status}`);
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    redis.signal('SIGSTOP');
+    const learn = httpCall(ctlPort, 'POST', '/learnspam', fresh.shift()!, { Password: PASSWORD, 'Learn-Type': 'bulk' }, 20_000);
+    await new Promise((res) => setTimeout(res, 500));
+    redis.signal('SIGCONT');
+    const r = await learn;
+    assert.equal(r.status, 200, `${r.status} ${r.body.toString()}`);
+  });
 });

@@ -25,7 +25,8 @@ export const bayesModule = defineModule<BayesConfig>({
       ctx.disable('store: no statistics store configured');
       return;
     }
-    ctx.learner(bayesLearner(classifier, store));
+    // Learning answers a client that waits for it: the stores' full time-out, not a scan's.
+    ctx.learner(bayesLearner(classifier, ctx.learnStores?.bayes ?? store));
     const symbols = Object.keys(bayesSymbols(cfg.spam_symbol, cfg.ham_symbol));
     const outage = storeOutageLog(ctx.log, 'bayes');
     ctx.symbol({
