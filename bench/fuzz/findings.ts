@@ -45,7 +45,9 @@ export interface Finding {
 export function exceptionKey(r: LogRecord): string {
   const field = (k: string): string => (typeof r[k] === 'string' ? (r[k] as string) : '');
   const error = (field('error') || field('err').split('\n')[0] || '').replace(/\d+/g, 'N').slice(0, 200);
-  return [r.msg.replace(/\d+/g, 'N'), field('module'), field('symbol'), error].join(' | ');
+  // The message's fixed part only: a rule failure's text also carries its module, symbol and error.
+  const what = r.msg.split(': ')[0]!.replace(/\d+/g, 'N');
+  return [what, field('module'), field('symbol'), error].join(' | ');
 }
 
 /** How many findings with the same key are saved (the rest are only counted). */
