@@ -18,7 +18,7 @@ function thrownCodes(): Set<string> {
     // Subfolders too (http/crypt/, workers/controller/).
     for (const f of readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.ts'))) {
       const src = readFileSync(join(ROOT, dir, f), 'utf8');
-      for (const m of src.matchAll(/(?:MailsiftError|v3Error|LearnError|relayError|StoreError)\(\s*'([A-Z0-9_]+)'/g)) codes.add(m[1]!);
+      for (const m of src.matchAll(/(?:MailsiftError|v3Error|LearnError|relayError|StoreError|coded)\(\s*'([A-Z0-9_]+)'/g)) codes.add(m[1]!);
       // Our own codes only: comparisons with Node's system codes (ENOENT…) are not table entries.
       for (const m of src.matchAll(/code === '((?:ERR|LEARN)_[A-Z0-9_]+)'/g)) codes.add(m[1]!);
     }
