@@ -9,7 +9,7 @@ import { emptyMeta, type ScanMeta } from '../src/plugin-api/index.js';
 import { parseMessage } from '../src/message/parse-message.js';
 import { parseReceived } from '../src/message/parse-received.js';
 import { isLocalAddress } from '../src/modules/shared/local-address.js';
-import { createNetServices } from '../src/plugin-api/net/index.js';
+import { createNetServices } from '../src/net/index.js';
 import { StoreError, type Stores } from '../src/storage/types.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { rocAuc } from './accuracy-metrics.js';

@@ -22,7 +22,7 @@ import { StoreError, type Stores } from '../src/storage/types.js';
 import { loadCorpus, shuffled, type CorpusMessage } from './corpus.js';
 import { rocAuc } from './accuracy-metrics.js';
 import { runRulesOnly } from './accuracy-rules.js';
-import { createNetServices } from '../src/plugin-api/net/index.js';
+import { createNetServices } from '../src/net/index.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { neuralCapture, reportNeural, type NeuralItem } from './accuracy-neural.js';
 

@@ -28,9 +28,9 @@ import { Scoring } from './scoring.js';
 import { symbolAllowed } from './settings.js';
 import type { CompiledSettings } from './settings.js';
 import { renderSubject, DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
-import { ownValue, setOwn } from '../plugin-api/records.js';
-import { createTaskNet } from '../plugin-api/net/index.js';
-import type { DnsBudget, TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp } from '../plugin-api/net/index.js';
+import { ownValue, setOwn } from '../core/records.js';
+import { createTaskNet } from '../net/index.js';
+import type { DnsBudget, TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp } from '../net/index.js';
 import { TaskNetScope } from './net-scope.js';
 import type { ItemInfo } from './registry.js';
 

@@ -3,7 +3,7 @@
 import dgram from 'node:dgram';
 import ipaddr from 'ipaddr.js';
 import type { KexKeypair } from '../crypto/keypair.js';
-import type { Logger } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
 import type { FuzzyStore } from '../storage/types.js';
 import { FuzzyServerStats } from './server-stats.js';
 import {

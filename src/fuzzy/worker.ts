@@ -1,6 +1,6 @@
 // The `fuzzy` worker role: the storage server configured by `workers.fuzzy`, on the process's
 // FuzzyStore. The supervisor starts it as one more role (never shared by node:cluster: UDP).
-import type { Logger } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
 import type { FuzzyStore } from '../storage/types.js';
 import { startFuzzyServer, type FuzzyServer } from './storage-server.js';
 import type { FuzzyWorkerConfig } from './worker-config.js';

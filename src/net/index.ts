@@ -8,7 +8,7 @@ import { DnsResolver } from './dns-resolver.js';
 import type { ResolverOptions } from './dns-resolver.js';
 import { RedisPool } from './redis-pool.js';
 import type { NetScope } from './scope.js';
-import type { Logger } from '../index.js';
+import type { Logger } from '../core/logger.js';
 import { TaskDnsImpl, type DnsBudget } from './task-dns.js';
 import { TaskHttpImpl } from './task-http.js';
 import { TaskRedisImpl } from './task-redis.js';

@@ -7,8 +7,8 @@
 
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
-import type { Logger } from '../index.js';
-import { RedisGuard } from '../../storage/redis/guard.js';
+import type { Logger } from '../core/logger.js';
+import { RedisGuard } from '../storage/redis/guard.js';
 
 export interface RedisTarget { host: string; port: number; db: number; username?: string; password?: string }
 

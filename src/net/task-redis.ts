@@ -5,7 +5,7 @@
 import { callBudget, dispatch, NetError } from './scope.js';
 import type { NetScope } from './scope.js';
 import type { RedisTarget } from './redis-pool.js';
-import type { RedisGuard } from '../../storage/redis/guard.js';
+import type { RedisGuard } from '../storage/redis/guard.js';
 import type { RedisAttrs, RedisCallback, RedisConnection, RedisParams, RedisResult, RedisValue, TaskRedis } from './types.js';
 
 /** Rspamd's Redis timeout default, seconds. */

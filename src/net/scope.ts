@@ -2,7 +2,7 @@
 // resolver and Redis pool, and pending-event accounting for the symbol that is running. The
 // engine implements NetScope; the net calls below only ever see this interface.
 
-import type { Logger } from '../index.js';
+import type { Logger } from '../core/logger.js';
 import type { DnsResolver } from './dns-resolver.js';
 import type { RedisPool } from './redis-pool.js';
 
