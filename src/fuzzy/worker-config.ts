@@ -1,7 +1,7 @@
 // `workers.fuzzy` in mailsift.yaml: the standalone fuzzy storage worker (fuzzy.md §7.4), off by
 // default. Keys keep Rspamd's names so a worker-fuzzy.inc translates one to one.
 import { z } from 'zod';
-import { KeypairConfig } from '../config/schema-keypair.js';
+import { KeypairConfig } from '../crypto/keypair-schema.js';
 
 export const FuzzyWorkerSchema = z.strictObject({
   /** Run the worker (UDP). */

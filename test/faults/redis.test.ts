@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StoresSection } from '../../src/config/schema.js';
+import { StoresSection } from '../../src/storage/config-schema.js';
 import { parseMessage } from '../../src/message/parse-message.js';
 import { openStores, type Stores } from '../../src/storage/index.js';
 import { BayesClassifier, bayesConfig, tokenDigest } from '../../src/stats/index.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StoresSection } from '../../src/config/schema.js';
+import { StoresSection } from '../../src/storage/config-schema.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { openStores } from '../../src/storage/index.js';

@@ -4,7 +4,7 @@
 // cannot use.
 
 import { z } from 'zod';
-import { parseKeypair, type KexKeypair } from '../crypto/keypair.js';
+import { parseKeypair, type KexKeypair } from './keypair.js';
 
 const KeyText = z.string().min(1);
 
