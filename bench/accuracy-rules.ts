@@ -8,7 +8,7 @@ import { builtinModules } from '../src/modules/index.js';
 import { emptyMeta, type ScanMeta } from '../src/plugin-api/index.js';
 import { parseMessage } from '../src/message/parse-message.js';
 import { parseReceived } from '../src/message/parse-received.js';
-import { isLocalAddress } from '../src/modules/shared/local-address.js';
+import { isLocalAddress } from '../src/module-helpers/local-address.js';
 import { createNetServices } from '../src/net/index.js';
 import { StoreError, type Stores } from '../src/storage/types.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';

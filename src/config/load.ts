@@ -23,7 +23,7 @@ import { strayFileIssues } from './stray-files.js';
 import { mergeGroups, toEngineConfig } from './to-engine.js';
 import { pathKey, readYamlSource, type Position } from './yaml-source.js';
 import { workerCrypt, type WorkerCryptConfig } from '../crypto/keypair-schema.js';
-import type { FuzzyWorkerConfig } from '../fuzzy/worker-config.js';
+import type { FuzzyWorkerConfig } from '../fuzzy-storage/worker-config.js';
 import { workerTls, type WorkerTlsConfig } from './schema-tls.js';
 import { proxyRuntimeConfig, type ProxyRuntimeConfig } from '../proxy/config.js';
 import type { LegacyCompat } from '../protocol/legacy-command.js';
@@ -86,7 +86,7 @@ export interface LoadedConfig {
   /** Absolute path of the configuration directory. */
   dir: string;
   engine: EngineConfig;
-  /** `fuzzy`: the fuzzy storage worker (src/fuzzy/worker-config.ts), as validated. */
+  /** `fuzzy`: the fuzzy storage worker (src/fuzzy-storage/worker-config.ts), as validated. */
   workers: {
     normal: NormalWorkerConfig;
     controller: ControllerWorkerConfig;

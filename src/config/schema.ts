@@ -9,7 +9,7 @@ import { Bind, Duration, parsed, Size } from '../core/value-schemas.js';
 import { StoresSection } from '../storage/config-schema.js';
 import { WorkerTlsKeys } from './schema-tls.js';
 import { WorkerCryptKeys } from '../crypto/keypair-schema.js';
-import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
+import { FuzzyWorkerSchema } from '../fuzzy-storage/worker-config.js';
 import { ProxyWorkerSchema } from '../proxy/config-schema.js';
 import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
 import { DEFAULT_LEGACY_COMPAT, LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';

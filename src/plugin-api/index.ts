@@ -21,6 +21,8 @@ export * from './endpoints.js';
 export type * from '../message/types.js';
 export type * from '../net/types.js';
 export type * from '../storage/types.js';
+/** Thrown by an endpoint whose store is down: the controller answers 503 naming the store. */
+export { StoreError } from '../storage/types.js';
 export type { MapDefinition, MapHandle, MapKind } from '../maps/types.js';
 export type { CompiledSelector, SelectorResult, SelectorTask } from '../selectors/index.js';
 export { isSelectorError, setPoolVar } from '../selectors/index.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { StoresSection } from '../../src/storage/config-schema.js';
 import { parseMessage } from '../../src/message/parse-message.js';
 import { openStores, type Stores } from '../../src/storage/index.js';
-import { BayesClassifier, bayesConfig, tokenDigest } from '../../src/stats/index.js';
+import { BayesClassifier, bayesConfig, tokenDigest } from '../../src/rule-libs/bayes/index.js';
 import { freePort, haveRedisServer, startRedisServer, type RedisServer } from '../storage/redis-servers.js';
 import { devMessages } from '../stats/corpus.js';
 import { MESSAGES, post, serve, workerExits, type ScanReply, type Served } from './helpers.js';

@@ -11,7 +11,7 @@ import { parseMessage } from '../../src/message/parse-message.js';
 import { StoresSection } from '../../src/storage/config-schema.js';
 import { openStores } from '../../src/storage/index.js';
 import type { BayesStore } from '../../src/storage/types.js';
-import { BayesClassifier, bayesConfig, MemoryBayesStore, tokenDigest } from '../../src/stats/index.js';
+import { BayesClassifier, bayesConfig, MemoryBayesStore, tokenDigest } from '../../src/rule-libs/bayes/index.js';
 import { devMessages } from './corpus.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };

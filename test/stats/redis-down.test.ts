@@ -17,7 +17,7 @@ import { RequestHeaders, type Request } from '../../src/http/types.js';
 import { engineConfig, meta } from '../modules/helpers.js';
 import { freePort, haveRedisServer, startRedisServer, type RedisServer } from '../storage/redis-servers.js';
 import { devMessages } from './corpus.js';
-import { BayesClassifier, bayesConfig, tokenDigest, tokenValues } from '../../src/stats/index.js';
+import { BayesClassifier, bayesConfig, tokenDigest, tokenValues } from '../../src/rule-libs/bayes/index.js';
 import { parseMessage } from '../../src/message/parse-message.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };

@@ -2,10 +2,10 @@
 // replies into symbols. A storage that does not answer is a logged skip, never a failed scan.
 import ipaddr from 'ipaddr.js';
 import type { Logger, Task } from '../../plugin-api/index.js';
-import { messageHashes } from '../../fuzzy/message-hashes.js';
-import { checkHashes } from '../../fuzzy/ops.js';
-import type { FuzzyRule } from '../../fuzzy/rule.js';
-import { interpretReplies, strongestBySymbol, textFacts, type FuzzyResult } from '../../fuzzy/score.js';
+import { messageHashes } from '../../rule-libs/fuzzy/message-hashes.js';
+import { checkHashes } from '../../rule-libs/fuzzy/ops.js';
+import type { FuzzyRule } from '../../rule-libs/fuzzy/rule.js';
+import { interpretReplies, strongestBySymbol, textFacts, type FuzzyResult } from '../../rule-libs/fuzzy/score.js';
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 

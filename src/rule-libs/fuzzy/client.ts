@@ -3,7 +3,7 @@
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { KexKeypair } from '../crypto/keypair.js';
+import type { KexKeypair } from '../../crypto/keypair.js';
 import { decodeReply, encodeCommand, type FuzzyCommand, type FuzzyReply } from './wire.js';
 import { decryptReply, encryptCommand } from './wire-crypt.js';
 

@@ -6,9 +6,9 @@
 
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { importPluginFile } from '../../config/plugin-import.js';
-import type { Logger } from '../../plugin-api/index.js';
-import type { ControllerPluginApi, PluginEndpointDef, PluginFileExport, PluginTable } from './plugin-types.js';
+import { importPluginFile } from './plugin-import.js';
+import type { Logger } from '../plugin-api/index.js';
+import type { ControllerPluginApi, PluginEndpointDef, PluginFileExport, PluginTable } from './controller-plugin-types.js';
 
 const PLUGIN_FILE_EXT = /\.(js|mjs|ts)$/;
 /** Plugin and endpoint names become URL path segments. */

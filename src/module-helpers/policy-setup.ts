@@ -1,7 +1,7 @@
 // Setup steps shared by the stateful policy modules (greylist, ratelimit, replies): they keep
 // their state in the key-value store and skip listed client networks.
-import type { KvStore } from '../../storage/types.js';
-import type { MapHandle, ModuleContext } from '../../plugin-api/index.js';
+import type { KvStore } from '../plugin-api/index.js';
+import type { MapHandle, ModuleContext } from '../plugin-api/index.js';
 
 /**
  * The worker's key-value store, or undefined after switching the module off: without a store a

@@ -9,8 +9,8 @@ import { FuzzyServerStats } from './server-stats.js';
 import {
   FUZZY_CHECK, FUZZY_DEL, FUZZY_PING, FUZZY_STAT, FUZZY_WRITE, MAX_PACKET_BYTES, V2_CAPABILITY,
   decodeCommand, encodeReply, replyLayoutFor, type FuzzyCommand, type FuzzyReply,
-} from './wire.js';
-import { decryptCommand, encryptReply, isEncrypted } from './wire-crypt.js';
+} from '../rule-libs/fuzzy/wire.js';
+import { decryptCommand, encryptReply, isEncrypted } from '../rule-libs/fuzzy/wire-crypt.js';
 
 /** Default lifetime of a stored hash: 2 days, as Rspamd's `expire`. */
 export const DEFAULT_EXPIRE_SECONDS = 172_800;

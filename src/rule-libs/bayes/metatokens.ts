@@ -2,7 +2,7 @@
 // — part sizes, file names, the multipart structure, mailer headers, link domains, send time,
 // authentication results. Each is hashed like a word and flagged META.
 import { getDomain } from 'tldts';
-import type { Message } from '../message/types.js';
+import type { Message } from '../../message/types.js';
 import { headerTokens } from './header-tokens.js';
 import { htmlTokens } from './html-tokens.js';
 

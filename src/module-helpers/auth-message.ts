@@ -8,8 +8,8 @@
 // byte for byte.
 
 import parseDkimHeaders from 'mailauth/lib/parse-dkim-headers.js';
-import { MAX_HEADER_BLOCK_BYTES, MAX_HEADERS } from '../../message/limits.js';
-import type { Task } from '../../plugin-api/index.js';
+import { MAX_HEADER_BLOCK_BYTES, MAX_HEADERS } from '../message/limits.js';
+import type { Task } from '../plugin-api/index.js';
 
 /**
  * DKIM signatures verified per message: Rspamd's dkim `max_sigs` default (DEFAULT_MAX_SIGS,

@@ -1,8 +1,8 @@
 // Which parts of a message a rule hashes and how (fuzzy.md §3, lua_fuzzy's policy): long texts
 // get a digest and 32 shingles, short texts a direct hash, images/archives/attachments the
 // digest of their decoded content.
-import type { Message, MimePart, TextPart } from '../message/types.js';
-import { makeTextPart } from '../message/text-part.js';
+import type { Message, MimePart, TextPart } from '../../message/types.js';
+import { makeTextPart } from '../../message/text-part.js';
 import { SHINGLE_COUNT, dataDigest, shingles, shortTextDigest, textDigest } from './digest.js';
 import type { FuzzyRule } from './rule.js';
 import { stemmedWords } from './words.js';

@@ -2,7 +2,7 @@
 // near-identical alternative parts skipped), the subject and From name as a second stream and the
 // metatokens as a third, each turned into orthogonal sparse bigrams over a sliding window.
 import { createHash } from 'node:crypto';
-import type { Message } from '../message/types.js';
+import type { Message } from '../../message/types.js';
 import { hashWord, toBigInt } from './hash.js';
 import { headerTokens } from './header-tokens.js';
 import { htmlTokens } from './html-tokens.js';

@@ -4,8 +4,8 @@
 // header names present and the list headers separate a site's ham from spam far better than
 // the body words of a short message. Every token is a unigram flagged META.
 import { getDomain } from 'tldts';
-import type { Message } from '../message/types.js';
-import { parseReceived } from '../message/parse-received.js';
+import type { Message } from '../../message/types.js';
+import { parseReceived } from '../../message/parse-received.js';
 
 /** Received headers read at most: the first hops are the ones this site's relays wrote or saw. */
 const MAX_RECEIVED_HOPS = 6;

@@ -2,8 +2,8 @@
 // rules that skip mail submitted from inside. Lives here because two modules need it and no
 // lower layer owns address classification yet; move it down when one does.
 import ipaddr from 'ipaddr.js';
-import { mayBeIp } from '../../message/ip.js';
-import { memoize } from '../../message/memo.js';
+import { mayBeIp } from '../message/ip.js';
+import { memoize } from '../message/memo.js';
 
 /** ipaddr.js range names that count as local. */
 const LOCAL_RANGES = new Set(['loopback', 'private', 'linkLocal', 'uniqueLocal']);

@@ -2,7 +2,7 @@
 // reads SPF and DKIM, ARC reads the DKIM pass) and milter_headers (Authentication-Results) use
 // them without recomputing. Shared by spf, dkim, dmarc, arc, whitelist and milter-headers.
 
-import type { Task } from '../../plugin-api/index.js';
+import type { Task } from '../plugin-api/index.js';
 import { isLocalAddress } from './local-address.js';
 
 export type AuthResultValue = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror' | 'policy';

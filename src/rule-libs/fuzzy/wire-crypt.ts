@@ -1,8 +1,8 @@
 // The encrypted variant of the fuzzy protocol (fuzzy.md §4.2): an 84-byte header ("rsfe", the
 // first 8 bytes of the server's public key, the client's ephemeral public key, nonce, MAC) in
 // front of the sealed command; replies are nonce ‖ MAC ‖ sealed reply with the same shared key.
-import { MAC_BYTES, NONCE_BYTES, decryptUnchecked, randomNonce, sealDetached, seal, sharedKey, verify } from '../crypto/cryptobox.js';
-import type { KexKeypair } from '../crypto/keypair.js';
+import { MAC_BYTES, NONCE_BYTES, decryptUnchecked, randomNonce, sealDetached, seal, sharedKey, verify } from '../../crypto/cryptobox.js';
+import type { KexKeypair } from '../../crypto/keypair.js';
 
 const MAGIC = Buffer.from('rsfe');
 export const KEY_ID_PREFIX_BYTES = 8;

@@ -1,7 +1,7 @@
 // HTML metatokens (a mailsift extension of statistics.md §2.6): the tags an HTML part is built
 // from and how many links and images it carries. Mailers and spam kits have recognisable habits
 // (font soup, tables, hidden images) that the visible words alone do not show.
-import type { Message } from '../message/types.js';
+import type { Message } from '../../message/types.js';
 
 /** Distinct tag names turned into tokens per message at most: bounds a tag-soup spam's weight. */
 const MAX_TAG_TOKENS = 30;

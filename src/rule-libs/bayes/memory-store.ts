@@ -2,8 +2,8 @@
 // message's tokens, counts never negative). For the accuracy benchmark, where a five-fold run
 // learns thousands of messages and store latency would only measure the store, and for unit
 // tests of the classifier. Not durable: production uses src/storage (SQLite or Redis).
-import { DEFAULT_LEARN_CACHE_SIZE } from '../storage/tokens.js';
-import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../storage/types.js';
+import { DEFAULT_LEARN_CACHE_SIZE } from '../../storage/tokens.js';
+import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../../storage/types.js';
 
 interface ScopeData {
   tokens: Map<bigint, { spam: number; ham: number }>;

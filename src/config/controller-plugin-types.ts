@@ -2,7 +2,7 @@
 // §5): the same endpoint definitions, connection and task as a module's ctx.endpoint
 // (src/plugin-api/endpoints.ts), grouped in a table, and the small API a plugin file is given.
 
-import type { EndpointConn, EndpointDef, EndpointParams, EndpointTask, Logger, MapHandle } from '../../plugin-api/index.js';
+import type { EndpointConn, EndpointDef, EndpointParams, EndpointTask, Logger, MapHandle } from '../plugin-api/index.js';
 
 export type PluginConn = EndpointConn;
 export type PluginTask = EndpointTask;

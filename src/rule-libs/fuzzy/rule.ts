@@ -1,6 +1,6 @@
 // A fuzzy_check rule compiled once at load: upstreams parsed, keys derived, flag mappings
 // indexed, encryption keys decoded.
-import { decodePublicKey, generateKeypair, type KexKeypair } from '../crypto/keypair.js';
+import { decodePublicKey, generateKeypair, type KexKeypair } from '../../crypto/keypair.js';
 import { parseUpstream, type FuzzyUpstream } from './client.js';
 import { fuzzyKeys, type FuzzyAlgorithm, type FuzzyKeys } from './digest.js';
 import type { FuzzyCheckConfig, FuzzyRuleConfig } from './rule-config.js';

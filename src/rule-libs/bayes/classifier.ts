@@ -1,8 +1,8 @@
 // One configured classifier bound to a BayesStore: tokenise, classify (one getTokens round trip
 // per message), and learn with Rspamd's guards (statistics.md §4, §5). Shared by the bayes module
 // (scans, autolearn), the controller's learning endpoints and the command-line tools.
-import type { Message } from '../message/types.js';
-import type { BayesClass, BayesScope, BayesStore, LearnOutcome } from '../storage/types.js';
+import type { Message } from '../../message/types.js';
+import type { BayesClass, BayesScope, BayesStore, LearnOutcome } from '../../storage/types.js';
 import { classifyTokens, verdictOf, type BayesVerdict, type Classification, type ClassifyParams, type ScoreScaling } from './classify.js';
 import type { BayesConfig } from './config.js';
 import { tokenDigest, tokenizeMessage, tokenValues, type TokenizeOptions, type TokenList } from './tokenize.js';

@@ -4,7 +4,7 @@
 // so the outage is logged once per period, with how many failures the period saw, and each scan
 // only at debug level.
 
-import type { Logger, Task } from '../../plugin-api/index.js';
+import type { Logger, Task } from '../plugin-api/index.js';
 
 /** One warning per module and kind of outage per this period while the failures go on. */
 export const OUTAGE_LOG_MS = 30_000;
