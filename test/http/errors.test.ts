@@ -14,7 +14,7 @@ function thrownCodes(): Set<string> {
   const codes = new Set<string>();
   // rule-libs/bayes/ throws the LearnError codes the controller's learn endpoints render; proxy/ the relay's;
   // storage/ the StoreError codes the controller renders as 503/500.
-  for (const dir of ['http', 'protocol', 'workers', 'stats', 'proxy', 'storage']) {
+  for (const dir of ['http', 'protocol', 'workers', 'rule-libs/bayes', 'proxy', 'storage']) {
     // Subfolders too (http/crypt/, workers/controller/).
     for (const f of readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.ts'))) {
       const src = readFileSync(join(ROOT, dir, f), 'utf8');
