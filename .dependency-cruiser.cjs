@@ -4,18 +4,17 @@
 // A folder may import its own files and folders on a LOWER floor, never one on its own floor or
 // above: floor by floor the graph cannot loop, and a new upward import fails the check.
 //
-//   12  cli
-//   11  workers              the processes: supervisor, normal/controller/proxy workers
-//   10  config               loads mailsift.yaml, assembling each layer's own schema
-//    9  proxy
-//    8  engine, protocol, client, fuzzy-storage
-//    7  modules              built-in rule modules; see "the door" below
-//    6  module-helpers       helpers several modules share (auth results, local addresses…)
-//    5  plugin-api           the door: public types and defineModule
-//    4  selectors
-//    3  net, observability, rule-libs
-//                            net: the task network runtime (DNS, HTTP, TCP, Redis)
-//                            rule-libs: the Bayes and fuzzy-client libraries written for modules
+//   13  cli
+//   12  workers              the processes: supervisor, normal/controller/proxy workers
+//   11  config               loads mailsift.yaml, assembling each layer's own schema
+//   10  proxy
+//    9  engine, protocol, client, fuzzy-storage
+//    8  modules              built-in rule modules; see "the door" below
+//    7  module-helpers       helpers several modules share (auth results, local addresses…)
+//    6  plugin-api           the door: public types and defineModule
+//    5  selectors
+//    4  rule-libs            the Bayes and fuzzy-client libraries written for modules
+//    3  net, observability   net: the task network runtime (DNS, HTTP, TCP, UDP, Redis)
 //    2  storage, maps, http
 //    1  message, crypto
 //    0  core                 logger, scan contract, verdict, records, deadline, config values
@@ -29,7 +28,8 @@ const FLOORS = [
   ['core'],
   ['message', 'crypto'],
   ['storage', 'maps', 'http'],
-  ['net', 'observability', 'rule-libs'],
+  ['net', 'observability'],
+  ['rule-libs'],
   ['selectors'],
   ['plugin-api'],
   ['module-helpers'],

@@ -13,7 +13,8 @@ import { TaskDnsImpl, type DnsBudget } from './task-dns.js';
 import { TaskHttpImpl } from './task-http.js';
 import { TaskRedisImpl } from './task-redis.js';
 import { TaskTcpImpl } from './task-tcp.js';
-import type { TaskDns, TaskHttp, TaskRedis, TaskTcp } from './types.js';
+import { TaskUdpImpl } from './task-udp.js';
+import type { TaskDns, TaskHttp, TaskRedis, TaskTcp, TaskUdp } from './types.js';
 
 export * from './types.js';
 export { DnsError } from './dns-errors.js';
@@ -56,6 +57,7 @@ export interface TaskNet {
   readonly http: TaskHttp;
   readonly dns: TaskDns;
   readonly tcp: TaskTcp;
+  readonly udp: TaskUdp;
   readonly redis: TaskRedis;
 }
 
@@ -65,6 +67,7 @@ export function createTaskNet(scope: NetScope, budget?: DnsBudget): TaskNet {
     http: new TaskHttpImpl(scope),
     dns: new TaskDnsImpl(scope, budget),
     tcp: new TaskTcpImpl(scope),
+    udp: new TaskUdpImpl(scope),
     redis: new TaskRedisImpl(scope),
   };
 }

@@ -19,7 +19,7 @@ function toBuffer(d: TcpData): Buffer {
   return typeof d === 'string' ? Buffer.from(d) : d;
 }
 
-async function resolveHost(scope: NetScope, host: string): Promise<string> {
+export async function resolveHost(scope: NetScope, host: string): Promise<string> {
   if (net.isIP(host)) return host;
   if (host === 'localhost') return '127.0.0.1';
   try {

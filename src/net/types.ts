@@ -174,3 +174,34 @@ export interface TaskRedis {
 
 export type { RecordType as DnsRecordType };
 export type DnsTypeName = Lowercase<RecordType> | RecordType;
+
+/**
+ * One UDP exchange with one peer: every datagram is sent, and each one still unanswered is sent
+ * again after a time-out, up to `retransmits` times (the fuzzy protocol's batches, Rspamd's
+ * `rspamd_udp`). The exchange ends when every datagram has its reply or the attempts run out.
+ */
+export interface UdpRequest {
+  /** An IP address or a host name (resolved through the worker's resolver). */
+  host: string;
+  port: number;
+  datagrams: readonly Buffer[];
+  /** Index of the datagram a reply answers, or undefined to ignore the reply (stray, garbled, forged). */
+  match(reply: Buffer): number | undefined;
+  /** Seconds one attempt waits for replies (default 1). */
+  timeout?: number;
+  /** Extra attempts for the datagrams still unanswered (default 0). */
+  retransmits?: number;
+}
+
+export interface UdpResult {
+  /** The reply to each datagram, by index; undefined where none came. */
+  replies: (Buffer | undefined)[];
+  answered: number;
+  /** Why the exchange ended early (no route, a host that does not resolve, the socket failed). */
+  error?: string;
+}
+
+export interface TaskUdp {
+  /** Awaited only (the symbol needs `coro`); network trouble is a result, never a throw. */
+  exchange(req: UdpRequest): Promise<UdpResult>;
+}

@@ -4,7 +4,7 @@
 import type { ZodType } from 'zod';
 import type { Message, ReceivedHop, EmailAddress } from '../message/types.js';
 import type { MilterReply, ScanMeta, SymbolResult } from '../core/scan-types.js';
-import type { TaskDns, TaskHttp, TaskRedis, TaskTcp } from '../net/types.js';
+import type { TaskDns, TaskHttp, TaskRedis, TaskTcp, TaskUdp } from '../net/types.js';
 import type { Stores } from '../storage/types.js';
 import type { MapDefinition, MapHandle } from '../maps/types.js';
 import type { EndpointDef, Learner } from './endpoints.js';
@@ -135,6 +135,7 @@ export interface Task {
   readonly http: TaskHttp;
   readonly dns: TaskDns;
   readonly tcp: TaskTcp;
+  readonly udp: TaskUdp;
   readonly redis: TaskRedis;
 }
 

@@ -41,7 +41,7 @@ export function makeFuzzyCheck(rules: readonly FuzzyRule[], whitelist: readonly 
       const hashes = messageHashes(msg, rule);
       if (hashes.length === 0) return;
       for (const h of hashes) seen.queried.push(`${rule.name}:${h.type}:${h.digest.toString('hex')}`);
-      const out = await checkHashes(rule, hashes, task.signal);
+      const out = await checkHashes(rule, hashes, (req) => task.udp.exchange(req));
       if (out.failed) {
         if (!task.signal.aborted) log.warn('fuzzy storage did not answer', { rule: rule.name, server: out.server && `${out.server.host}:${out.server.port}` });
         return;

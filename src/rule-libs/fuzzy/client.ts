@@ -1,9 +1,11 @@
 // Client side of the fuzzy UDP protocol (fuzzy.md §4.4): send a batch of commands to one
-// storage server, match replies by tag, re-send the unanswered ones on time-out.
-import dgram from 'node:dgram';
+// storage server over a UDP transport, match replies by tag (the transport re-sends the
+// unanswered ones on time-out).
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { KexKeypair } from '../../crypto/keypair.js';
+import type { UdpRequest, UdpResult } from '../../net/types.js';
+import { untaskedUdp } from '../../net/udp.js';
 import { decodeReply, encodeCommand, type FuzzyCommand, type FuzzyReply } from './wire.js';
 import { decryptReply, encryptCommand } from './wire-crypt.js';
 
@@ -21,7 +23,6 @@ export interface ExchangeOptions {
   serverPublicKey?: Uint8Array;
   /** This side's keypair for encryption (one per rule and process, as Rspamd). */
   localKeypair?: KexKeypair;
-  signal?: AbortSignal;
 }
 
 export interface ExchangeResult {
@@ -49,68 +50,48 @@ export function parseUpstream(text: string): FuzzyUpstream {
   return { host: t.slice(0, i), port: Number(t.slice(i + 1)) };
 }
 
+/**
+ * How the datagrams travel. A scan passes its task's `udp.exchange`, so the exchange runs under
+ * the task deadline and counts as the symbol's network call; code that serves no scan (the
+ * controller's fuzzy endpoints and /fuzzystat) passes `untaskedUdp()`.
+ */
+export type UdpTransport = (req: UdpRequest) => Promise<UdpResult>;
+
 /** Send `commands` to `server` and collect the replies. Never throws for network trouble. */
-export function exchange(server: FuzzyUpstream, commands: readonly FuzzyCommand[], opts: ExchangeOptions): Promise<ExchangeResult> {
+export async function exchange(server: FuzzyUpstream, commands: readonly FuzzyCommand[], opts: ExchangeOptions, send: UdpTransport = untaskedUdp()): Promise<ExchangeResult> {
   const replies = new Map<number, FuzzyReply>();
-  if (commands.length === 0) return Promise.resolve({ replies, unanswered: 0 });
-  const sock = dgram.createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4');
-  const packets = new Map<number, { packet: Buffer; nm?: Uint8Array }>();
+  if (commands.length === 0) return { replies, unanswered: 0 };
+  const datagrams: Buffer[] = [];
+  let nm: Uint8Array | undefined;
   for (const c of commands) {
     const plain = encodeCommand(c);
     if (opts.serverPublicKey && opts.localKeypair) {
-      const { packet, nm } = encryptCommand(plain, opts.serverPublicKey, opts.localKeypair);
-      packets.set(c.tag, { packet, nm });
-    } else packets.set(c.tag, { packet: plain });
+      const sealed = encryptCommand(plain, opts.serverPublicKey, opts.localKeypair);
+      nm ??= sealed.nm;
+      datagrams.push(sealed.packet);
+    } else datagrams.push(plain);
   }
-  const nm = [...packets.values()][0]?.nm;
-
-  return new Promise<ExchangeResult>((resolve) => {
-    let attempts = 0;
-    let timer: NodeJS.Timeout | undefined;
-    let done = false;
-    const finish = (): void => {
-      if (done) return;
-      done = true;
-      if (timer) clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', finish);
-      try {
-        sock.close();
-      } catch {
-        // already closed by a failed connect
-      }
-      resolve({ replies, unanswered: packets.size - [...packets.keys()].filter((t) => replies.has(t)).length });
-    };
-    const sendPending = (): void => {
-      if (done) return;
-      for (const [tag, p] of packets) {
-        if (replies.has(tag)) continue;
-        try {
-          // A send that fails later reaches the socket's 'error' (finish); the retransmit timer
-          // covers a datagram that is lost.
-          sock.send(p.packet);
-        } catch {
-          // dgram throws at once on a socket without a peer or already closed: nothing can be sent.
-          return finish();
-        }
-      }
-      timer = setTimeout(() => {
-        if (++attempts > opts.retransmits) finish();
-        else sendPending();
-      }, opts.timeoutMs);
-    };
-    sock.on('message', (msg) => {
+  const indexOfTag = new Map(commands.map((c, i) => [c.tag, i]));
+  const decoded: (FuzzyReply | undefined)[] = [];
+  const res = await send({
+    host: server.host,
+    port: server.port,
+    datagrams,
+    timeout: opts.timeoutMs / 1000,
+    retransmits: opts.retransmits,
+    match(msg) {
       const plain = nm ? decryptReply(msg, nm) : msg;
-      if (!plain) return;
+      if (!plain) return undefined;
       const r = decodeReply(plain);
-      if (!r || !packets.has(r.tag) || replies.has(r.tag)) return;
-      replies.set(r.tag, r);
-      if (replies.size === packets.size) finish();
-    });
-    sock.on('error', finish);
-    if (opts.signal?.aborted) return finish();
-    opts.signal?.addEventListener('abort', finish);
-    // Connected: only this server's datagrams reach the socket. A server that cannot be
-    // reached (no route, a host name that does not resolve) is a server that did not answer.
-    sock.connect(server.port, server.host, (err?: Error) => (err ? finish() : sendPending()));
+      const i = r ? indexOfTag.get(r.tag) : undefined;
+      if (i === undefined || decoded[i]) return i;
+      decoded[i] = r;
+      return i;
+    },
   });
+  commands.forEach((c, i) => {
+    const r = decoded[i];
+    if (res.replies[i] && r) replies.set(c.tag, r);
+  });
+  return { replies, unanswered: commands.length - replies.size };
 }

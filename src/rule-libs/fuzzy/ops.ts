@@ -1,6 +1,6 @@
 // One rule's round trips: CHECK the hashes of a message against a read server, send WRITE/DEL
 // (learn) commands to every write server, ask a storage for its hash count (STAT).
-import { exchange, randomTag, type FuzzyUpstream } from './client.js';
+import { exchange, randomTag, type FuzzyUpstream, type UdpTransport } from './client.js';
 import type { FuzzyHash } from './message-hashes.js';
 import type { FuzzyRule } from './rule.js';
 import { FUZZY_CHECK, FUZZY_STAT, PROTOCOL_VERSION, type FuzzyCommand, type FuzzyCommandCode, type FuzzyReply } from './wire.js';
@@ -21,13 +21,12 @@ function command(cmd: FuzzyCommandCode, hash: FuzzyHash | undefined, flag: numbe
   return c;
 }
 
-function ioOptions(rule: FuzzyRule, signal?: AbortSignal): Parameters<typeof exchange>[2] {
+function ioOptions(rule: FuzzyRule): Parameters<typeof exchange>[2] {
   const o: Parameters<typeof exchange>[2] = { timeoutMs: rule.timeoutMs, retransmits: rule.retransmits };
   if (rule.serverPublicKey && rule.localKeypair) {
     o.serverPublicKey = rule.serverPublicKey;
     o.localKeypair = rule.localKeypair;
   }
-  if (signal) o.signal = signal;
   return o;
 }
 
@@ -38,11 +37,12 @@ export interface CheckOutcome {
   failed: boolean;
 }
 
-export async function checkHashes(rule: FuzzyRule, hashes: readonly FuzzyHash[], signal?: AbortSignal): Promise<CheckOutcome> {
+/** `send`: the scanning task's `udp.exchange`. */
+export async function checkHashes(rule: FuzzyRule, hashes: readonly FuzzyHash[], send: UdpTransport): Promise<CheckOutcome> {
   const server = nextReadServer(rule);
   if (!server || hashes.length === 0) return { pairs: [], failed: false };
   const cmds = hashes.map((h) => command(FUZZY_CHECK, h, 0, 0));
-  const { replies } = await exchange(server, cmds, ioOptions(rule, signal));
+  const { replies } = await exchange(server, cmds, ioOptions(rule), send);
   const pairs = cmds.flatMap((c, i) => {
     const reply = replies.get(c.tag);
     return reply ? [{ hash: hashes[i]!, reply }] : [];
