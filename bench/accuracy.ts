@@ -17,12 +17,12 @@ import { builtinModules } from '../src/modules/index.js';
 import { bayesModule } from '../src/modules/bayes/index.js';
 import { parseMessage } from '../src/message/parse-message.js';
 import { emptyMeta } from '../src/plugin-api/index.js';
-import { BayesClassifier, bayesConfig, MemoryBayesStore } from '../src/stats/index.js';
+import { BayesClassifier, bayesConfig, MemoryBayesStore } from '../src/rule-libs/bayes/index.js';
 import { StoreError, type Stores } from '../src/storage/types.js';
 import { loadCorpus, shuffled, type CorpusMessage } from './corpus.js';
 import { rocAuc } from './accuracy-metrics.js';
 import { runRulesOnly } from './accuracy-rules.js';
-import { createNetServices } from '../src/plugin-api/net/index.js';
+import { createNetServices } from '../src/net/index.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { neuralCapture, reportNeural, type NeuralItem } from './accuracy-neural.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ScanClient } from '../src/client/index.js';
-import { encodeQuery } from '../src/plugin-api/net/dns-wire.js';
+import { encodeQuery } from '../src/net/dns-wire.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 
 const execFileP = promisify(execFile);

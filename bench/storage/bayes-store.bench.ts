@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { openStores, type Stores } from '../../src/storage/index.js';
-import type { StoresConfigValue } from '../../src/config/schema.js';
+import type { StoresConfigValue } from '../../src/storage/config-schema.js';
 
 const LEARNS = 300; // messages learned before measuring reads, so lookups hit a populated table
 const TOKENS_PER_LEARN = 300;

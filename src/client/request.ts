@@ -101,7 +101,7 @@ export function v3Metadata(opts: ScanOptions): Record<string, unknown> {
     meta.mta = { ...(opts.mtaTag !== undefined && { tag: opts.mtaTag }), ...(opts.mtaName !== undefined && { name: opts.mtaName }) };
   }
   // Names from the caller's -H options: no prototype, so `__proto__` stays a header (see
-  // src/plugin-api/records.ts).
+  // src/core/records.ts).
   const headers = Object.create(null) as Record<string, string | string[]>;
   if (opts.settings !== undefined) {
     if (typeof opts.settings === 'string') {

@@ -16,13 +16,14 @@ import { toConfigIssues } from './issues.js';
 import { isPlainMap, layer, type LayeredDoc, type PlainMap } from './merge.js';
 import { moduleConfigIssues, type ModuleFiles, type ModuleSchemaRef } from './modules.js';
 import { controllerPluginIssues, userPluginIssues } from './plugin-files.js';
-import { ACTION_KEY_ALIASES, Groups, MainConfig, type GroupsValue, type MainConfigValue, type StoresConfigValue } from './schema.js';
+import { ACTION_KEY_ALIASES, Groups, MainConfig, type GroupsValue, type MainConfigValue } from './schema.js';
+import type { StoresConfigValue } from '../storage/config-schema.js';
 import { storeFileIssues } from './store-files.js';
 import { strayFileIssues } from './stray-files.js';
 import { mergeGroups, toEngineConfig } from './to-engine.js';
 import { pathKey, readYamlSource, type Position } from './yaml-source.js';
-import { workerCrypt, type WorkerCryptConfig } from './schema-keypair.js';
-import type { FuzzyWorkerConfig } from '../fuzzy/worker-config.js';
+import { workerCrypt, type WorkerCryptConfig } from '../crypto/keypair-schema.js';
+import type { FuzzyWorkerConfig } from '../fuzzy-storage/worker-config.js';
 import { workerTls, type WorkerTlsConfig } from './schema-tls.js';
 import { proxyRuntimeConfig, type ProxyRuntimeConfig } from '../proxy/config.js';
 import type { LegacyCompat } from '../protocol/legacy-command.js';
@@ -85,7 +86,7 @@ export interface LoadedConfig {
   /** Absolute path of the configuration directory. */
   dir: string;
   engine: EngineConfig;
-  /** `fuzzy`: the fuzzy storage worker (src/fuzzy/worker-config.ts), as validated. */
+  /** `fuzzy`: the fuzzy storage worker (src/fuzzy-storage/worker-config.ts), as validated. */
   workers: {
     normal: NormalWorkerConfig;
     controller: ControllerWorkerConfig;

@@ -2,7 +2,7 @@
 // shipped file (maps merged key by key, lists and scalars replaced), `override.d/<file>`
 // replaces the shipped file and local.d whole.
 
-import { ownValue, setOwn } from '../plugin-api/records.js';
+import { ownValue, setOwn } from '../core/records.js';
 import { describeValue, type ConfigIssue } from './errors.js';
 import type { PositionMap, YamlSource } from './yaml-source.js';
 

@@ -4,7 +4,7 @@
 // without such a file and logs why, to the log and the /errors ring.)
 
 import type { Logger } from '../plugin-api/index.js';
-import { loadPluginTable } from '../workers/controller/plugin-load.js';
+import { loadPluginTable } from './controller-plugin-load.js';
 import type { ConfigIssue } from './errors.js';
 import { loadUserPlugins } from './user-plugins.js';
 

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import type { TlsListenOptions } from '../http/tls.js';
-import { parseBind } from './values.js';
+import { parseBind } from '../core/config-values.js';
 
 const TlsBind = z.unknown().transform((v, ctx) => {
   const out = parseBind(v);

@@ -5,10 +5,11 @@
 import { DEFAULT_METRIC_PREFIX } from '../observability/openmetrics.js';
 import { z } from 'zod';
 import { LOG_FORMATS, LOG_LEVELS } from '../observability/log.js';
-import { isServerAddress, parseBind, parseDuration, parseSize } from './values.js';
+import { Bind, Duration, parsed, Size } from '../core/value-schemas.js';
+import { StoresSection } from '../storage/config-schema.js';
 import { WorkerTlsKeys } from './schema-tls.js';
-import { WorkerCryptKeys } from './schema-keypair.js';
-import { FuzzyWorkerSchema } from '../fuzzy/worker-config.js';
+import { WorkerCryptKeys } from '../crypto/keypair-schema.js';
+import { FuzzyWorkerSchema } from '../fuzzy-storage/worker-config.js';
 import { ProxyWorkerSchema } from '../proxy/config-schema.js';
 import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
 import { DEFAULT_LEGACY_COMPAT, LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';
@@ -27,21 +28,6 @@ export const DEFAULT_MAX_HEAP = 2 * 1024 ** 3;
 /** Smallest heap cap accepted; below it V8 can hardly start (a worker that cannot start says so). */
 export const MIN_MAX_HEAP = 16 * 1024 ** 2;
 
-/** Builds a schema from a parser: the issue message carries the `expected` text verbatim. */
-function parsed<T>(parse: (v: unknown) => T | undefined, expected: string) {
-  return z.unknown().transform((v, ctx): T => {
-    const out = parse(v);
-    if (out === undefined) {
-      ctx.issues.push({ code: 'custom', message: expected, input: v });
-      return z.NEVER;
-    }
-    return out;
-  });
-}
-
-const Size = parsed(parseSize, 'a non-negative size in bytes or a string like "50M"');
-const Duration = parsed(parseDuration, 'a non-negative number of seconds or a string like "8s"');
-const Bind = parsed(parseBind, 'an address "host:port" (e.g. "127.0.0.1:11333", "[::1]:11333", "*:11333")');
 
 const Network = parsed((v) => (typeof v === 'string' && parseNetwork(v) ? v : undefined), 'an IP address or network like "127.0.0.0/8" or "::1"');
 /** Peers allowed to name local files and shm segments as the message (File, Shm headers); [] refuses all. */
@@ -227,85 +213,6 @@ const SettingsRule = z.strictObject({
   }).optional(),
 });
 
-// Stores (DESIGN "State"): `backend` picks SQLite or Redis for every store; `bayes`, `fuzzy`,
-// `history` and `kv` may each override the back end and its connection settings.
-const MAX_STORE_TIMEOUT_S = 60; // a store call waiting longer than this stalls scans; it is a typo
-const StoreBackend = z.enum(['sqlite', 'redis']);
-const SqliteStore = z.strictObject({
-  /** The database file; relative paths are taken from data_dir. */
-  path: z.string().min(1).optional(),
-  /** How long a writer waits for another process's write lock. */
-  busy_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
-  /** `full` (default; `normal` for history) syncs the WAL on every commit, durable before a write resolves; `normal` may lose the last commits on power loss. */
-  synchronous: z.enum(['full', 'normal']).optional(),
-});
-const ServerList = z
-  .union([z.string(), z.array(z.string())])
-  .transform((v) => (Array.isArray(v) ? v : [v]))
-  .pipe(z.array(z.string().refine(isServerAddress, 'an address "host", "host:port" or "[v6]:port"')).min(1));
-const RedisStore = z.strictObject({
-  /** `host:port` of a standalone server, or the seed nodes of a Cluster. */
-  servers: ServerList.optional(),
-  /** `host:port` of Sentinels; `name` is the monitored master. */
-  sentinels: ServerList.optional(),
-  name: z.string().min(1).optional(),
-  cluster: z.boolean().optional(),
-  db: z.int().min(0).max(255).optional(),
-  username: z.string().min(1).optional(),
-  password: z.string().min(1).optional(),
-  /** Prepended to every key, so several installations can share one Redis. */
-  prefix: z.string().optional(),
-  connect_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
-  /** Bound on one call of a learn or the controller (default 1 s). */
-  command_timeout: Duration.pipe(z.number().max(MAX_STORE_TIMEOUT_S)).optional(),
-  /** Bound on one store call made by a scan (default 0.3 s); past it the check degrades as when Redis is down. */
-  scan_timeout: Duration.pipe(z.number().positive().max(MAX_STORE_TIMEOUT_S)).optional(),
-});
-const StoreOverride = z.strictObject({
-  backend: StoreBackend.optional(),
-  sqlite: SqliteStore.optional(),
-  redis: RedisStore.optional(),
-});
-type RedisStoreValue = z.output<typeof RedisStore>;
-const STORE_KEYS = ['bayes', 'fuzzy', 'history', 'kv'] as const;
-type StoreKey = (typeof STORE_KEYS)[number];
-
-/**
- * Redis settings that cannot work together, judged on what each store really gets (the global
- * section with the store's own over it): the client would otherwise quietly use the first
- * server only, or ignore the Sentinels.
- */
-function redisConflicts(sc: { backend: string; redis: RedisStoreValue } & Record<StoreKey, { backend?: string | undefined; redis?: RedisStoreValue | undefined }>, ctx: z.RefinementCtx): void {
-  const reported = new Set<string>();
-  const report = (path: (string | number)[], message: string): void => {
-    const id = path.join('.');
-    if (reported.has(id)) return;
-    reported.add(id);
-    ctx.addIssue({ code: 'custom', path, message });
-  };
-  for (const name of STORE_KEYS) {
-    const own = sc[name];
-    if ((own.backend ?? sc.backend) !== 'redis') continue;
-    const eff = { ...sc.redis, ...own.redis };
-    const at = (key: keyof RedisStoreValue): (string | number)[] => (own.redis?.[key] !== undefined ? [name, 'redis', key] : ['redis', key]);
-    if (eff.cluster && eff.sentinels) report(at('sentinels'), 'no sentinels with cluster: true (a Cluster finds its nodes from servers)');
-    else if (!eff.cluster && (eff.servers?.length ?? 0) > 1) report(at('servers'), 'one server (several are the seed nodes of a Cluster: set cluster: true; Sentinels go in sentinels)');
-    if (eff.cluster && (eff.db ?? 0) !== 0) report(at('db'), 'db 0 with cluster: true (a Cluster has only db 0)');
-  }
-}
-
-export const StoresSection = z.strictObject({
-  backend: StoreBackend.default('sqlite'),
-  sqlite: SqliteStore.default({}),
-  redis: RedisStore.default({}),
-  /** `learn_cache`: learn-cache entries kept per classifier and user (the most recent learns; default 60 000, as Rspamd's 6 × 10 000). */
-  bayes: StoreOverride.extend({ learn_cache: z.int().positive().optional() }).default({}),
-  /** `expire`: lifetime of a fuzzy hash not added or refreshed again (Rspamd's default is 2 days). */
-  fuzzy: StoreOverride.extend({ expire: Duration.default(172800) }).prefault({}),
-  history: StoreOverride.default({}),
-  kv: StoreOverride.default({}),
-}).superRefine(redisConflicts);
-export type StoresConfigValue = z.output<typeof StoresSection>;
 
 // The worker's DNS resolver (plugin network API, SPF/DKIM/DMARC, RBLs).
 const MAX_DNS_TIMEOUT_S = 30; // one try waiting longer than this would outlast any task deadline

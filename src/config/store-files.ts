@@ -3,7 +3,7 @@
 // configuration problem with a file and line, not a store error at the first scan.
 
 import type { ConfigIssue } from './errors.js';
-import type { StoresConfigValue } from './schema.js';
+import type { StoresConfigValue } from '../storage/config-schema.js';
 import { sqliteFileProblem, sqliteLocation, STORE_NAMES } from '../storage/sqlite/location.js';
 
 /** `place` adds the file and line of the key named by the issue's path. */

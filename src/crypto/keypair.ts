@@ -5,7 +5,7 @@
 import { randomBytes } from '@noble/ciphers/utils.js';
 import { x25519 } from '@noble/curves/ed25519.js';
 import { blake2b } from '@noble/hashes/blake2.js';
-import { base32DecodeExact, base32Encode } from './base32.js';
+import { base32DecodeExact, base32Encode } from '../core/base32.js';
 import { KEY_BYTES } from './cryptobox.js';
 
 /** Bytes of a full key id (BLAKE2b-512). */

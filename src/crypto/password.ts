@@ -6,7 +6,7 @@
 // `mailsift pw`. Every comparison is constant-time; a malformed hash never matches.
 
 import { createHmac, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { base32DecodeExact, base32Encode } from './base32.js';
+import { base32DecodeExact, base32Encode } from '../core/base32.js';
 import { catena, RSPAMD_CATENA } from './password-catena.js';
 import { pbkdf2Blake2b } from './password-pbkdf2.js';
 

@@ -2,7 +2,7 @@
 // the required score, and selecting the action from the score and the pre-results.
 
 import type { ActionName, PreResult } from '../plugin-api/index.js';
-import { dataRecord } from '../plugin-api/records.js';
+import { dataRecord } from '../core/records.js';
 import type { ActionConfig } from './contract.js';
 
 /** Rspamd's stock thresholds, used for actions the config does not mention. */

@@ -2,7 +2,7 @@
 // scan allocates only its own state.
 
 import type { Logger } from '../plugin-api/index.js';
-import type { NetServices } from '../plugin-api/net/index.js';
+import type { NetServices } from '../net/index.js';
 import type { ActionEntry } from './actions.js';
 import type { CompiledComposite } from './composites.js';
 import type { ItemInfo, Registry } from './registry.js';

@@ -11,9 +11,9 @@
 // an AsyncLocalStorage scope: once one is entered, Node's promise hooks run for every promise
 // of the process, which cost several per cent of a worker's CPU.
 
-import type { NetEvent, NetScope } from '../plugin-api/net/index.js';
-import { NetError } from '../plugin-api/net/index.js';
-import type { DnsResolver, RedisPool } from '../plugin-api/net/index.js';
+import type { NetEvent, NetScope } from '../net/index.js';
+import { NetError } from '../net/index.js';
+import type { DnsResolver, RedisPool } from '../net/index.js';
 import type { Logger } from '../plugin-api/index.js';
 import type { ItemInfo } from './registry.js';
 import type { ScanTask } from './task.js';

@@ -5,7 +5,7 @@
 
 import { buildBaseActions, normaliseActionName, requiredScore, spamLimit, type ActionEntry } from './actions.js';
 import type { ActionConfig } from './contract.js';
-import { dataRecord } from '../plugin-api/records.js';
+import { dataRecord } from '../core/records.js';
 import type { Registry } from './registry.js';
 
 export interface RuntimeOverrides {

@@ -4,7 +4,7 @@
 // nothing costs no promise. The per-task deadline abandons whatever is still pending.
 //
 // Callbacks may return a promise without the `coro` flag: the scheduler awaits any thenable.
-// Network calls go through task.http/dns/tcp/redis (src/plugin-api/net), bound to `task.signal`
+// Network calls go through task.http/dns/tcp/redis (src/net), bound to `task.signal`
 // so the deadline cancels them; their awaited forms need `coro` (checked in net-scope.ts), and
 // callback-form calls keep their symbol pending until they complete.
 //

@@ -4,7 +4,7 @@
 // score and action overrides, and the reply extras. Configured rules are compiled once.
 
 import type { MilterReply, ScanMeta } from '../plugin-api/index.js';
-import { setOwn } from '../plugin-api/records.js';
+import { setOwn } from '../core/records.js';
 import type { SettingsRule } from './contract.js';
 import type { Registry } from './registry.js';
 import { compileConditionalRules, LOW_SETTINGS_PRIORITY, matchRule } from './settings-match.js';

@@ -28,9 +28,9 @@ import { Scoring } from './scoring.js';
 import { symbolAllowed } from './settings.js';
 import type { CompiledSettings } from './settings.js';
 import { renderSubject, DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
-import { ownValue, setOwn } from '../plugin-api/records.js';
-import { createTaskNet } from '../plugin-api/net/index.js';
-import type { DnsBudget, TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp } from '../plugin-api/net/index.js';
+import { ownValue, setOwn } from '../core/records.js';
+import { createTaskNet } from '../net/index.js';
+import type { DnsBudget, TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp, TaskUdp } from '../net/index.js';
 import { TaskNetScope } from './net-scope.js';
 import type { ItemInfo } from './registry.js';
 
@@ -245,6 +245,7 @@ export class ScanTask implements Task {
           case 'http': return itemNet().http;
           case 'dns': return itemNet().dns;
           case 'tcp': return itemNet().tcp;
+          case 'udp': return itemNet().udp;
           case 'redis': return itemNet().redis;
         }
         const v: unknown = Reflect.get(target, key, target);
@@ -271,6 +272,10 @@ export class ScanTask implements Task {
 
   get tcp(): TaskTcp {
     return this.#taskNet.tcp;
+  }
+
+  get udp(): TaskUdp {
+    return this.#taskNet.udp;
   }
 
   get redis(): TaskRedis {

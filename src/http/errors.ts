@@ -67,7 +67,7 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   // carries the status Rspamd uses for that endpoint, and the controller's dispatcher renders it
   // as ERR(status, text). This entry is the fallback if one ever escapes to another layer.
   ERR_CONTROLLER: { status: 500, domain: 'protocol-error' },
-  // Learning (src/stats LearnError, rendered by the controller's /learnspam and /learnham with
+  // Learning (src/rule-libs/bayes LearnError, rendered by the controller's /learnspam and /learnham with
   // Rspamd 3.4's statuses: 208 carries the error body; a 204 has none, its text is the reason
   // phrase, src/http/reply.ts statusForbidsBody).
   LEARN_ALREADY_LEARNED: { status: 208, domain: 'task-error' },

@@ -2,7 +2,7 @@
 // re-reads only sources that changed, and swaps in a freshly compiled MapData built from the
 // latest text of every source, so a lookup always sees one consistent version.
 
-import type { Logger } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
 import { compileMapData, isRegexpKind, type MapData } from './kinds.js';
 import { parseMapText } from './parse-lines.js';
 import type { SourceState } from './sources.js';

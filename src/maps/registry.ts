@@ -5,7 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { rename, unlink, writeFile } from 'node:fs/promises';
-import type { Logger } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
 import { LoadedMap } from './loaded-map.js';
 import { createSource, createStaticSource, isEditable, isReadable, splitKindPrefix, type SourceState } from './sources.js';
 import { MapError, type MapDefinition, type MapHandle, type MapKind, type MapSourceInfo } from './types.js';

@@ -4,7 +4,7 @@
 // becomes a debug record of the logger: visible when asked for, never a line in the stream.
 
 import { format } from 'node:util';
-import type { Logger } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
 
 /**
  * Longest text kept from one console call. The text can carry message content (a library

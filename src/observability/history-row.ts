@@ -2,9 +2,9 @@
 // result's metric fields plus envelope and MIME facts. The MIME facts (From, To/Cc, Subject)
 // come from a bounded look at the header block, so a history row never re-parses the message.
 
-import type { ScanMeta, ScanResult } from '../plugin-api/index.js';
+import type { ScanMeta, ScanResult } from '../core/scan-types.js';
 import type { HistoryRow } from '../storage/types.js';
-import { dataRecord } from '../plugin-api/records.js';
+import { dataRecord } from '../core/records.js';
 
 /** Bytes of the message searched for its header block; headers beyond are not history material. */
 const HEADER_SCAN_BYTES = 64 * 1024;

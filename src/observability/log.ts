@@ -2,7 +2,7 @@
 // code sees only the plugin API's Logger interface, so modules and the engine never import pino.
 
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
-import type { Logger } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
 import { reportErrorLine } from './error-ring.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;

@@ -2,7 +2,8 @@
 // /checkv2): the counters are bumped and a history row is handed to the statistics hub, which
 // writes it to the history store (stats-hub.ts). Both are off the reply's path.
 
-import type { Logger, ScanMeta, ScanResult } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
+import type { ScanMeta, ScanResult } from '../core/scan-types.js';
 import { buildHistoryRow } from './history-row.js';
 import type { StatsRecorder } from './stats-recorder.js';
 

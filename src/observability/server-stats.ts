@@ -2,8 +2,8 @@
 // two flushes (StatsDelta) and the aggregate the supervisor keeps and persists (StatsState).
 // Workers send deltas, never per-scan messages, so IPC cost does not grow with the scan rate.
 
-import type { ActionName, ScanResult } from '../plugin-api/index.js';
-import { dataRecord, ownValue } from '../plugin-api/records.js';
+import type { ActionName, ScanResult } from '../core/scan-types.js';
+import { dataRecord, ownValue } from '../core/records.js';
 
 /** Internal action order of /stat, /metrics and /graph (controller.md §3.1). */
 export const ACTION_ORDER = ['reject', 'soft reject', 'rewrite subject', 'add header', 'greylist', 'no action'] as const satisfies readonly ActionName[];

@@ -6,7 +6,7 @@
 // store themselves: a SQLite commit, and the fsync of a WAL checkpoint that some commits run,
 // would stall every scan in flight on the worker's event loop.
 
-import type { Logger } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
 import type { HistoryRow, HistoryStore, KvStore } from '../storage/types.js';
 import { ErrorRing, type ErrorEntry } from './error-ring.js';
 import { GraphSeries, type GraphPoint, type GraphType } from './graph.js';

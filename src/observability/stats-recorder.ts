@@ -3,7 +3,7 @@
 // FLUSH_INTERVAL_MS. A scan costs a few additions, never a message; its history row goes to the
 // sink as it is (the IPC link batches rows).
 
-import type { ScanResult } from '../plugin-api/index.js';
+import type { ScanResult } from '../core/scan-types.js';
 import type { HistoryRow } from '../storage/types.js';
 import type { StatsSink } from './stats-hub.js';
 import { emptyDelta, isEmptyDelta, recordScan, type StatsDelta } from './server-stats.js';

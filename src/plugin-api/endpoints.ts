@@ -4,7 +4,7 @@
 // snake_case names beside camelCase ones, so handlers ported from Rspamd read as they did.
 
 import type { Message } from '../message/types.js';
-import type { ScanMeta, ScanResult } from './scan-types.js';
+import type { ScanMeta, ScanResult } from '../core/scan-types.js';
 
 /** Replies of one endpoint call; the last one sent wins. */
 export interface EndpointConn {

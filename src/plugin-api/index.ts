@@ -3,20 +3,26 @@
 
 import type { ZodType } from 'zod';
 import type { Message, ReceivedHop, EmailAddress } from '../message/types.js';
-import type { ActionName, MilterReply, ScanMeta, SymbolResult } from './scan-types.js';
-import type { TaskDns, TaskHttp, TaskRedis, TaskTcp } from './net/types.js';
+import type { MilterReply, ScanMeta, SymbolResult } from '../core/scan-types.js';
+import type { TaskDns, TaskHttp, TaskRedis, TaskTcp, TaskUdp } from '../net/types.js';
 import type { Stores } from '../storage/types.js';
 import type { MapDefinition, MapHandle } from '../maps/types.js';
 import type { EndpointDef, Learner } from './endpoints.js';
+import type { Logger } from '../core/logger.js';
+import type { PreResult, Verdict } from '../core/verdict.js';
 import type { CompiledSelector } from '../selectors/index.js';
 
-export * from './scan-types.js';
-export { DEADLINE_PASSED, withDeadline } from './deadline.js';
-export { dataRecord, ownValue, setOwn } from './records.js';
+export * from '../core/scan-types.js';
+export type { Logger } from '../core/logger.js';
+export type { PreResult, Verdict } from '../core/verdict.js';
+export { DEADLINE_PASSED, withDeadline } from '../core/deadline.js';
+export { dataRecord, ownValue, setOwn } from '../core/records.js';
 export * from './endpoints.js';
 export type * from '../message/types.js';
-export type * from './net/types.js';
+export type * from '../net/types.js';
 export type * from '../storage/types.js';
+/** Thrown by an endpoint whose store is down: the controller answers 503 naming the store. */
+export { StoreError } from '../storage/types.js';
 export type { MapDefinition, MapHandle, MapKind } from '../maps/types.js';
 export type { CompiledSelector, SelectorResult, SelectorTask } from '../selectors/index.js';
 export { isSelectorError, setPoolVar } from '../selectors/index.js';
@@ -81,36 +87,6 @@ export interface CompositeDef {
   policy?: 'default' | 'remove_all' | 'remove_symbol' | 'remove_weight' | 'leave';
 }
 
-export interface PreResult {
-  action: ActionName;
-  /** Text for `messages.smtp_message`. */
-  message?: string;
-  module: string;
-  /** Score to report; defaults to the action's threshold. */
-  score?: number;
-  /** Only raise the action floor, do not stop processing. */
-  least?: boolean;
-  /** Precedence among pre-results: low 0, normal 1 (default), high 2, critical 3 (GTUBE). */
-  priority?: number;
-}
-
-/** The verdict as it stands: what idempotent symbols (milter_headers, history) read. */
-export interface Verdict {
-  score: number;
-  requiredScore: number;
-  action: ActionName;
-  symbols: readonly SymbolResult[];
-  preResult?: PreResult;
-  subject?: string;
-}
-
-export interface Logger {
-  debug(msg: string, extra?: Record<string, unknown>): void;
-  info(msg: string, extra?: Record<string, unknown>): void;
-  warn(msg: string, extra?: Record<string, unknown>): void;
-  error(msg: string, extra?: Record<string, unknown>): void;
-}
-
 /** One message being scanned, as modules see it. Facts are computed lazily and cached. */
 export interface Task {
   readonly meta: ScanMeta;
@@ -153,12 +129,13 @@ export interface Task {
   /** Per-task scratch space shared by symbols of one module (key by module name). */
   readonly cache: Map<string, unknown>;
   /**
-   * Network calls (src/plugin-api/net/types.ts), bound to the task deadline and counted as
+   * Network calls (src/net/types.ts), bound to the task deadline and counted as
    * pending events of the calling symbol. The awaited forms need the symbol's `coro` flag.
    */
   readonly http: TaskHttp;
   readonly dns: TaskDns;
   readonly tcp: TaskTcp;
+  readonly udp: TaskUdp;
   readonly redis: TaskRedis;
 }
 

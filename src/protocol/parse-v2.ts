@@ -2,7 +2,7 @@
 // walking take the last occurrence; Settings, maxscore/softscore take the first, as in
 // Rspamd. Bad envelope values are logged, dropped and flag the task; nothing here throws.
 
-import { emptyMeta, SCAN_FLAGS, type ScanFlag, type ScanMeta } from '../plugin-api/scan-types.js';
+import { emptyMeta, SCAN_FLAGS, type ScanFlag, type ScanMeta } from '../core/scan-types.js';
 import type { RequestHeaders } from '../http/types.js';
 import { parseClientIp, parseEnvelopePath, splitAddressList } from './envelope.js';
 import { parseSettingsValue } from './settings-parse.js';

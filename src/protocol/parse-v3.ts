@@ -7,7 +7,7 @@ import { decode as msgpackDecode } from '@msgpack/msgpack';
 import { MailsiftError } from '../http/errors.js';
 import type { Request } from '../http/types.js';
 import { zstdDecompressBounded } from '../http/zstd.js';
-import { emptyMeta, type ScanMeta } from '../plugin-api/scan-types.js';
+import { emptyMeta, type ScanMeta } from '../core/scan-types.js';
 import { jsonShapeProblem, msgpackShapeProblem } from './metadata-shape.js';
 import { boundaryFromContentType, MAX_FORM_PARTS, parseFormData, type FormPart } from './multipart.js';
 import { addFlags, applyFrom, applyIp, applyRcpt, type ProtocolLog } from './parse-v2.js';

@@ -2,7 +2,7 @@
 // (scan-protocol.md §5.6): scalars and symbols inside `default`, no metric_score,
 // `is_spam`, and the milter block named `rmilter`.
 
-import type { ScanResult } from '../plugin-api/scan-types.js';
+import type { ScanResult } from '../core/scan-types.js';
 import { setField, type ReplyValue } from './json-emit.js';
 import { renderGroups, renderSymbol, renderTail, type RenderOptions } from './render-v2.js';
 

@@ -5,7 +5,7 @@
 // way. No HTTP framing: the server closes after writing.
 
 import { MailsiftError } from '../http/errors.js';
-import type { ScanResult } from '../plugin-api/scan-types.js';
+import type { ScanResult } from '../core/scan-types.js';
 import { DEFAULT_LEGACY_COMPAT, renderLegacyPong, type LegacyCommand, type LegacyCompat, type LegacyDialect } from './legacy-command.js';
 import { legacyHeaders, legacyMessage } from './legacy-message.js';
 import { renderReport } from './legacy-report.js';

@@ -2,7 +2,7 @@
 // The object is plain data: emitJson() writes it with Rspamd's number format, msgpack
 // encodes it as is. `thresholds`/`passthrough_module` (3.5+) are left out to match 3.4.
 
-import type { MilterReply, ScanFlag, ScanResult, SymbolResult, UrlInfo } from '../plugin-api/scan-types.js';
+import type { MilterReply, ScanFlag, ScanResult, SymbolResult, UrlInfo } from '../core/scan-types.js';
 import { setField, type ReplyValue } from './json-emit.js';
 
 export interface RenderOptions {

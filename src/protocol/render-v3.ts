@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Reply } from '../http/types.js';
 import { zstdCompress } from '../http/zstd.js';
-import type { ScanMeta, ScanResult } from '../plugin-api/scan-types.js';
+import type { ScanMeta, ScanResult } from '../core/scan-types.js';
 import { bodyBlockOf, renderResultObject, serializeResult } from './reply-v2.js';
 import type { ReplyWant } from './scan-request.js';
 

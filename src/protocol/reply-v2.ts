@@ -4,7 +4,7 @@
 import { encode as msgpackEncode } from '@msgpack/msgpack';
 import type { Reply } from '../http/types.js';
 import { zstdCompress, type DictionarySet } from '../http/zstd.js';
-import type { ScanMeta, ScanResult } from '../plugin-api/scan-types.js';
+import type { ScanMeta, ScanResult } from '../core/scan-types.js';
 import { emitReplyJson, type ReplyValue } from './json-emit.js';
 import { renderLegacy } from './render-legacy.js';
 import { renderV2, type RenderOptions } from './render-v2.js';

@@ -1,7 +1,7 @@
 // What the protocol layer hands the worker: the message, its normalised metadata, and how
 // the client wants the answer rendered. Every entry point (v2, v3, legacy) produces this.
 
-import type { ScanMeta } from '../plugin-api/scan-types.js';
+import type { ScanMeta } from '../core/scan-types.js';
 
 export type ReplyLayout = 'v2' | 'v1' | 'skip';
 

@@ -7,8 +7,8 @@
 
 import { z } from 'zod';
 import { decodePublicKey } from '../crypto/keypair.js';
-import { WorkerCryptKeys } from '../config/schema-keypair.js';
-import { parseBind, parseDuration, parseSize } from '../config/values.js';
+import { WorkerCryptKeys } from '../crypto/keypair-schema.js';
+import { parseBind, parseDuration, parseSize } from '../core/config-values.js';
 import { LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';
 import { parseHostList, ROTATIONS, type HostList } from './upstreams/host-list.js';
 

@@ -4,7 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { blake2b } from '@noble/hashes/blake2.js';
-import { base32Encode } from '../crypto/base32.js';
+import { base32Encode } from '../core/base32.js';
 
 export const DIGEST_ENCODINGS = ['hex', 'base32', 'bleach32', 'rbase32', 'base64'] as const;
 export const DIGEST_HASHES = ['blake2', 'sha256', 'sha1', 'sha512', 'md5'] as const;

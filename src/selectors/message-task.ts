@@ -5,7 +5,8 @@
 import { parseEnvelopeAddress } from '../message/addresses.js';
 import { makeRawMessage, parseMessage } from '../message/parse-message.js';
 import { parseReceivedChain } from '../message/parse-received.js';
-import type { EmailAddress, Message, ReceivedHop, ScanMeta } from '../plugin-api/index.js';
+import type { ScanMeta } from '../core/scan-types.js';
+import type { EmailAddress, Message, ReceivedHop } from '../message/types.js';
 import type { SelectorTask } from './task.js';
 
 export function messageTask(raw: Buffer, meta: ScanMeta, uid?: string): SelectorTask {

@@ -9,8 +9,8 @@
 // by the command time-out; and once a call went unanswered, calls fail at once until Redis
 // answers again (redis/guard.ts).
 
-import type { Logger } from '../plugin-api/index.js';
-import type { StoresConfigValue } from '../config/schema.js';
+import type { Logger } from '../core/logger.js';
+import type { StoresConfigValue } from './config-schema.js';
 import { StoreError, type BayesStore, type FuzzyStore, type HistoryStore, type KvStore, type Stores } from './types.js';
 import { SqliteBayesStore } from './sqlite/bayes.js';
 import { DEFAULT_LEARN_CACHE_SIZE } from './tokens.js';

@@ -11,7 +11,7 @@
 
 import type { Engine, RuntimeOverrides } from '../engine/index.js';
 import type { Logger } from '../plugin-api/index.js';
-import { setOwn } from '../plugin-api/records.js';
+import { setOwn } from '../core/records.js';
 import type { KvStore } from '../storage/types.js';
 
 export const DYNAMIC_CONF_KEY = 'mailsift:dynamic:conf';

@@ -25,7 +25,7 @@ import { createMapRegistry } from '../maps/index.js';
 import { createHttpCrypt } from '../http/crypt/index.js';
 import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
 import type { StatsHub } from '../observability/stats-hub.js';
-import { startFuzzyWorker } from '../fuzzy/worker.js';
+import { startFuzzyWorker } from '../fuzzy-storage/worker.js';
 import { tuneV8ForScanning } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 import type { HealthInfo } from '../observability/stats-hub.js';

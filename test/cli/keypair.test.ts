@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { base32Decode, base32Encode } from '../../src/crypto/base32.js';
+import { base32Decode, base32Encode } from '../../src/core/base32.js';
 import { formatKeypair, generateKeypair } from '../../src/crypto/keypair.js';
 import { loadConfig } from '../../src/config/load.js';
 import { makeConfDir, removeConfDir } from '../config/conf-dir.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { ScanClient, CLIENT_ERROR_CODES, isScanClientError, type ScanReply } from '../../src/client/index.js';
-import { ACTIONS } from '../../src/plugin-api/scan-types.js';
+import { ACTIONS } from '../../src/core/scan-types.js';
 import { startTestWorker, type TestWorker } from './worker.js';
 
 const MESSAGES = '/work/shared/fixtures/scan/messages';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig, type LoadedConfig } from '../../src/config/load.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
-import { startFuzzyServer } from '../../src/fuzzy/storage-server.js';
+import { startFuzzyServer } from '../../src/fuzzy-storage/storage-server.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { openStores } from '../../src/storage/index.js';
 import type { Stores } from '../../src/storage/types.js';

@@ -40,7 +40,7 @@ export const plugins = {
 };
 `;
 const LOCAL_TS = `
-import type { PluginTable } from '${join(process.cwd(), 'src/workers/controller/plugin-types.js')}';
+import type { PluginTable } from '${join(process.cwd(), 'src/config/controller-plugin-types.js')}';
 export const plugins: PluginTable = {
   typed: { ping: { handler(_t, conn) { conn.sendString('"typed pong"'); } } },
 };

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { loadConfig } from '../../src/config/load.js';
-import { base32Encode } from '../../src/crypto/base32.js';
+import { base32Encode } from '../../src/core/base32.js';
 import { HttpCryptServer } from '../../src/http/crypt/server-crypt.js';
 import { ScanClient, isScanClientError } from '../../src/client/index.js';
 import { createEngine } from '../../src/engine/index.js';

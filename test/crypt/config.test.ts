@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { isConfigError, type ConfigIssue } from '../../src/config/errors.js';
-import { base32Encode } from '../../src/crypto/base32.js';
+import { base32Encode } from '../../src/core/base32.js';
 import { loadConfig, type LoadedConfig } from '../../src/config/load.js';
 import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
 import { run } from '../interop/run.js';

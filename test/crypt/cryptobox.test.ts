@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
-import { base32Encode } from '../../src/crypto/base32.js';
+import { base32Encode } from '../../src/core/base32.js';
 import { hchacha20, open, seal, sharedKey, BOX_OVERHEAD } from '../../src/crypto/cryptobox.js';
 import { generateKeypair, keyId } from '../../src/crypto/keypair.js';
 import { formatKeyHeader, parseKeyHeader } from '../../src/http/crypt/key-header.js';

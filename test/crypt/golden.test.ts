@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { base32Decode, base32DecodeExact, base32Encode } from '../../src/crypto/base32.js';
+import { base32Decode, base32DecodeExact, base32Encode } from '../../src/core/base32.js';
 import { open, seal, sharedKey, KEY_BYTES } from '../../src/crypto/cryptobox.js';
 import { formatKeypair, keypairFromSecret, keyId } from '../../src/crypto/keypair.js';
 import { sealRequest } from '../../src/http/crypt/envelope.js';

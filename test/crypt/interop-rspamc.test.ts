@@ -9,7 +9,7 @@ import { networkInterfaces } from 'node:os';
 import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
 import { runCli, type LogLine, type Running } from '../cli/run-cli.js';
 import { parseTextOutput, run } from '../interop/run.js';
-import { base32Encode } from '../../src/crypto/base32.js';
+import { base32Encode } from '../../src/core/base32.js';
 import { loadKeypair } from './fixtures.js';
 
 const RSPAMC = '/usr/bin/rspamc';

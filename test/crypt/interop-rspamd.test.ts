@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { base32Encode } from '../../src/crypto/base32.js';
+import { base32Encode } from '../../src/core/base32.js';
 import { ScanClient, isScanClientError } from '../../src/client/index.js';
 import { mailsiftc, parseTextOutput } from '../interop/run.js';
 import { loadKeypair } from './fixtures.js';

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { loadConfig } from '../../src/config/load.js';
-import { base32Encode } from '../../src/crypto/base32.js';
+import { base32Encode } from '../../src/core/base32.js';
 import { createTransport } from '../../src/http/server.js';
 import { listenTransport } from '../../src/workers/listen.js';
 import { seal, sharedKey } from '../../src/crypto/cryptobox.js';

@@ -4,8 +4,8 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { exchange } from '../../src/fuzzy/client.js';
-import { FUZZY_CHECK, PROTOCOL_VERSION, type FuzzyCommand } from '../../src/fuzzy/wire.js';
+import { exchange } from '../../src/rule-libs/fuzzy/client.js';
+import { FUZZY_CHECK, PROTOCOL_VERSION, type FuzzyCommand } from '../../src/rule-libs/fuzzy/wire.js';
 
 const uncaught: unknown[] = [];
 const onUncaught = (e: unknown): void => { uncaught.push(e); };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { startFuzzyServer } from '../../src/fuzzy/storage-server.js';
+import { startFuzzyServer } from '../../src/fuzzy-storage/storage-server.js';
 import { readFixture, request, startTestController, type Fixture, type RawReply } from '../controller/harness.js';
 import { MemoryFuzzyStore } from './memory-store.js';
 

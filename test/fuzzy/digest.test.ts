@@ -4,12 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseMessage } from '../../src/message/parse-message.js';
-import { DEFAULT_KEYS, SHINGLE_COUNT, fuzzyKeys, shingleSimilarity, shingles, textDigest } from '../../src/fuzzy/digest.js';
-import { mumHash, siphash24, xxHash64 } from '../../src/fuzzy/fast-hash.js';
-import { messageHashes } from '../../src/fuzzy/message-hashes.js';
-import { compileRule } from '../../src/fuzzy/rule.js';
-import { FuzzyCheckConfig } from '../../src/fuzzy/rule-config.js';
-import { stemmedWords } from '../../src/fuzzy/words.js';
+import { DEFAULT_KEYS, SHINGLE_COUNT, fuzzyKeys, shingleSimilarity, shingles, textDigest } from '../../src/rule-libs/fuzzy/digest.js';
+import { mumHash, siphash24, xxHash64 } from '../../src/rule-libs/fuzzy/fast-hash.js';
+import { messageHashes } from '../../src/rule-libs/fuzzy/message-hashes.js';
+import { compileRule } from '../../src/rule-libs/fuzzy/rule.js';
+import { FuzzyCheckConfig } from '../../src/rule-libs/fuzzy/rule-config.js';
+import { stemmedWords } from '../../src/rule-libs/fuzzy/words.js';
 
 const MSGS = '/work/shared/fixtures/rspamd-test-messages';
 const FIXTURES = '/work/shared/fixtures/controller';

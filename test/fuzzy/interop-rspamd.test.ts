@@ -9,12 +9,13 @@ import { createEngine } from '../../src/engine/index.js';
 import { parseMessage } from '../../src/message/parse-message.js';
 import { fuzzyCheckModule } from '../../src/modules/fuzzy-check/index.js';
 import { emptyMeta } from '../../src/plugin-api/index.js';
-import { messageHashes } from '../../src/fuzzy/message-hashes.js';
-import { checkHashes, learnHashes } from '../../src/fuzzy/ops.js';
-import { compileRule } from '../../src/fuzzy/rule.js';
-import { FuzzyCheckConfig } from '../../src/fuzzy/rule-config.js';
-import { startFuzzyServer, type FuzzyServer } from '../../src/fuzzy/storage-server.js';
-import { FUZZY_WRITE } from '../../src/fuzzy/wire.js';
+import { messageHashes } from '../../src/rule-libs/fuzzy/message-hashes.js';
+import { checkHashes, learnHashes } from '../../src/rule-libs/fuzzy/ops.js';
+import { untaskedUdp } from '../../src/net/udp.js';
+import { compileRule } from '../../src/rule-libs/fuzzy/rule.js';
+import { FuzzyCheckConfig } from '../../src/rule-libs/fuzzy/rule-config.js';
+import { startFuzzyServer, type FuzzyServer } from '../../src/fuzzy-storage/storage-server.js';
+import { FUZZY_WRITE } from '../../src/rule-libs/fuzzy/wire.js';
 import { engineConfig } from '../modules/helpers.js';
 import { MemoryFuzzyStore } from './memory-store.js';
 import { haveRspamd, startRspamd, type RspamdInstance } from './rspamd-instance.js';
@@ -156,7 +157,7 @@ test('our fuzzy_check learns into and checks against Rspamd\'s storage, plain an
   const deadline = Date.now() + 8000;
   let found = 0;
   while (Date.now() < deadline) {
-    const out = await checkHashes(rule, hashes);
+    const out = await checkHashes(rule, hashes, untaskedUdp());
     found = out.pairs[0]?.reply.prob ?? 0;
     if (found > 0.5) break;
     await new Promise((r) => setTimeout(r, 300));

@@ -2,11 +2,11 @@
 // curve, cross multipliers, skip_unknown, error symbols, single-weight semantics.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FuzzyHash } from '../../src/fuzzy/message-hashes.js';
-import { compileRule } from '../../src/fuzzy/rule.js';
-import { FuzzyCheckConfig } from '../../src/fuzzy/rule-config.js';
-import { interpretReplies, normalizeHits, strongestBySymbol } from '../../src/fuzzy/score.js';
-import type { FuzzyReply } from '../../src/fuzzy/wire.js';
+import type { FuzzyHash } from '../../src/rule-libs/fuzzy/message-hashes.js';
+import { compileRule } from '../../src/rule-libs/fuzzy/rule.js';
+import { FuzzyCheckConfig } from '../../src/rule-libs/fuzzy/rule-config.js';
+import { interpretReplies, normalizeHits, strongestBySymbol } from '../../src/rule-libs/fuzzy/score.js';
+import type { FuzzyReply } from '../../src/rule-libs/fuzzy/wire.js';
 
 const cfg = FuzzyCheckConfig.parse({
   rules: { r: { servers: '127.0.0.1', hits_limit: 20, skip_unknown: true, fuzzy_map: { FUZZY_DENIED: { flag: 1, hits_limit: 20 }, FUZZY_PROB: { flag: 2, hits_limit: 10 } } } },

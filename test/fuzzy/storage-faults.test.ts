@@ -5,9 +5,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { exchange } from '../../src/fuzzy/client.js';
-import { FUZZY_STORE_ERROR, startFuzzyServer } from '../../src/fuzzy/storage-server.js';
-import { FUZZY_CHECK, FUZZY_DEL, FUZZY_WRITE, PROTOCOL_VERSION, type FuzzyCommand } from '../../src/fuzzy/wire.js';
+import { exchange } from '../../src/rule-libs/fuzzy/client.js';
+import { FUZZY_STORE_ERROR, startFuzzyServer } from '../../src/fuzzy-storage/storage-server.js';
+import { FUZZY_CHECK, FUZZY_DEL, FUZZY_WRITE, PROTOCOL_VERSION, type FuzzyCommand } from '../../src/rule-libs/fuzzy/wire.js';
 import { StoreError } from '../../src/storage/types.js';
 import { MemoryFuzzyStore } from './memory-store.js';
 

@@ -6,15 +6,15 @@ import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { parseMessage } from '../../src/message/parse-message.js';
 import { generateKeypair } from '../../src/crypto/keypair.js';
-import { exchange, randomTag } from '../../src/fuzzy/client.js';
-import { shingles, textDigest } from '../../src/fuzzy/digest.js';
-import { startFuzzyServer } from '../../src/fuzzy/storage-server.js';
+import { exchange, randomTag } from '../../src/rule-libs/fuzzy/client.js';
+import { shingles, textDigest } from '../../src/rule-libs/fuzzy/digest.js';
+import { startFuzzyServer } from '../../src/fuzzy-storage/storage-server.js';
 import {
   CMD_BYTES, FUZZY_CHECK, FUZZY_DEL, FUZZY_PING, FUZZY_STAT, FUZZY_WRITE, REPLY_BYTES, REPLY_V1_BYTES, REPLY_V2_BYTES,
   SHINGLE_CMD_BYTES, V2_CAPABILITY, decodeCommand, decodeReply, encodeCommand, encodeReply, type FuzzyCommand, type FuzzyCommandCode,
-} from '../../src/fuzzy/wire.js';
-import { ENC_HEADER_BYTES, decryptCommand, encryptCommand } from '../../src/fuzzy/wire-crypt.js';
-import { stemmedWords } from '../../src/fuzzy/words.js';
+} from '../../src/rule-libs/fuzzy/wire.js';
+import { ENC_HEADER_BYTES, decryptCommand, encryptCommand } from '../../src/rule-libs/fuzzy/wire-crypt.js';
+import { stemmedWords } from '../../src/rule-libs/fuzzy/words.js';
 import { MemoryFuzzyStore } from './memory-store.js';
 
 const MSGS = '/work/shared/fixtures/rspamd-test-messages';

@@ -5,8 +5,8 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { decodeMessage, encodeMessage, RCODE } from '../../src/plugin-api/net/dns-wire.js';
-import type { DnsMessage, RecordData, RecordType, ResourceRecord } from '../../src/plugin-api/net/dns-wire.js';
+import { decodeMessage, encodeMessage, RCODE } from '../../src/net/dns-wire.js';
+import type { DnsMessage, RecordData, RecordType, ResourceRecord } from '../../src/net/dns-wire.js';
 
 export interface ZoneRecord { type: RecordType; data: RecordData; ttl?: number }
 /** Owner name → records. `*.name` entries match any name below `name` that has no own entry. */

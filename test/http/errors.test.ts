@@ -12,9 +12,9 @@ const ROOT = new URL('../../src/', import.meta.url).pathname;
 
 function thrownCodes(): Set<string> {
   const codes = new Set<string>();
-  // stats/ throws the LearnError codes the controller's learn endpoints render; proxy/ the relay's;
+  // rule-libs/bayes/ throws the LearnError codes the controller's learn endpoints render; proxy/ the relay's;
   // storage/ the StoreError codes the controller renders as 503/500.
-  for (const dir of ['http', 'protocol', 'workers', 'stats', 'proxy', 'storage']) {
+  for (const dir of ['http', 'protocol', 'workers', 'rule-libs/bayes', 'proxy', 'storage']) {
     // Subfolders too (http/crypt/, workers/controller/).
     for (const f of readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.ts'))) {
       const src = readFileSync(join(ROOT, dir, f), 'utf8');

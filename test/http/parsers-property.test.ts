@@ -18,7 +18,7 @@ import { formatKeyHeader, parseKeyHeader } from '../../src/http/crypt/key-header
 import { openReplyBody, parseResponse, sealRequest, serializeInnerRequest } from '../../src/http/crypt/envelope.js';
 import { HttpCryptServer } from '../../src/http/crypt/server-crypt.js';
 import { generateKeypair, keyId } from '../../src/crypto/keypair.js';
-import { base32Encode } from '../../src/crypto/base32.js';
+import { base32Encode } from '../../src/core/base32.js';
 import type { Reply } from '../../src/http/types.js';
 import { parseV2Headers } from '../../src/protocol/parse-v2.js';
 import { cpuMs, expectCoded, fcParams, mutated, noisyBytes, splitAt } from '../helpers/property.js';

@@ -15,7 +15,7 @@ import { encode as msgpackEncode } from '@msgpack/msgpack';
 import { zstdCompress } from '../../src/http/zstd.js';
 import { createTransport } from '../../src/http/server.js';
 import { buildMultipart } from '../../src/client/multipart.js';
-import { SCAN_FLAGS } from '../../src/plugin-api/scan-types.js';
+import { SCAN_FLAGS } from '../../src/core/scan-types.js';
 import { FIXTURES, startRealWorker, type CapturingLog } from '../protocol/harness.js';
 import { fcParams, mutated, noisyBytes, splitAt } from '../helpers/property.js';
 

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readFile } from 'node:fs/promises';
-import { ACTIONS } from '../../src/plugin-api/scan-types.js';
+import { ACTIONS } from '../../src/core/scan-types.js';
 import { startTestWorker, type TestWorker } from '../client/worker.js';
 
 const FIXTURES = '/work/shared/fixtures/scan';

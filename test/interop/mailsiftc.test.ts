@@ -7,7 +7,7 @@ import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ACTIONS } from '../../src/plugin-api/scan-types.js';
+import { ACTIONS } from '../../src/core/scan-types.js';
 import { startTestWorker, type TestWorker } from '../client/worker.js';
 import { mailsiftc, parseTextOutput, run } from './run.js';
 

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ACTIONS } from '../../src/plugin-api/scan-types.js';
+import { ACTIONS } from '../../src/core/scan-types.js';
 import { startTestWorker, type TestWorker } from '../client/worker.js';
 import { parseTextOutput, run } from './run.js';
 

@@ -13,7 +13,7 @@ import { arcModule } from '../../src/modules/arc/index.js';
 import { dkimModule } from '../../src/modules/dkim/index.js';
 import { rblModule } from '../../src/modules/rbl/index.js';
 import { hashKey } from '../../src/modules/rbl/hash.js';
-import { createNetServices, type NetServices } from '../../src/plugin-api/net/index.js';
+import { createNetServices, type NetServices } from '../../src/net/index.js';
 import type { ScanResult } from '../../src/plugin-api/index.js';
 import { startDnsServer, type DnsTestServer } from '../helpers/dns-server.js';
 import { baseConfig, recordingLogger, type LogLine } from '../engine/helpers.js';

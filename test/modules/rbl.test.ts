@@ -12,7 +12,7 @@ import type { ScanMeta, ScanResult } from '../../src/plugin-api/index.js';
 import { authEngine, message, meta, rsaKey, sign, symbolMap } from './auth-helpers.js';
 import type { AuthEngine } from './auth-helpers.js';
 import { createEngine } from '../../src/engine/index.js';
-import { createNetServices } from '../../src/plugin-api/net/index.js';
+import { createNetServices } from '../../src/net/index.js';
 import { baseConfig } from '../engine/helpers.js';
 
 const A = (data: string) => [{ type: 'A' as const, data }];

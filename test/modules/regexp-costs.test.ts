@@ -11,8 +11,8 @@ import { encodedWordStart } from '../../src/modules/header-regexps/predicates.js
 import { LEAVE_OR_UNSUBSCRIBE } from '../../src/modules/header-regexps/rules.js';
 import { ascFilename } from '../../src/modules/mime/check-structure.js';
 import { forAddress } from '../../src/modules/received/check.js';
-import { dkimResults } from '../../src/stats/metatokens.js';
-import { splitWords, WordSink } from '../../src/stats/words.js';
+import { dkimResults } from '../../src/rule-libs/bayes/metatokens.js';
+import { splitWords, WordSink } from '../../src/rule-libs/bayes/words.js';
 
 const SEED = Number(process.env['FC_SEED'] ?? 91_117);
 

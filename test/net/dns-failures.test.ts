@@ -4,7 +4,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DnsResolver } from '../../src/plugin-api/net/index.js';
+import { DnsResolver } from '../../src/net/index.js';
 import { startFaultyDns, type DnsFault, type FaultyDnsServer } from '../helpers/faulty-dns.js';
 
 /** Connecting a UDP socket to the broadcast address fails (EACCES) on Linux: a real connect error without any network setup. */

@@ -2,10 +2,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import type { AddressInfo } from 'node:net';
-import { decodeMessage, encodeMessage, encodeQuery, RCODE, type DnsMessage } from '../../src/plugin-api/net/dns-wire.js';
+import { decodeMessage, encodeMessage, encodeQuery, RCODE, type DnsMessage } from '../../src/net/dns-wire.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import type { DnsTestServer } from '../helpers/dns-server.js';
-import { DnsResolver } from '../../src/plugin-api/net/index.js';
+import { DnsResolver } from '../../src/net/index.js';
 import type { DnsResult, DnsRecordValue, Task } from '../../src/plugin-api/index.js';
 import { netEngine, meta, MSG } from './helpers.js';
 

@@ -5,8 +5,8 @@ import { createEngine } from '../../src/engine/index.js';
 import type { Engine } from '../../src/engine/index.js';
 import { defineModule } from '../../src/plugin-api/index.js';
 import type { Logger, SymbolRegistration } from '../../src/plugin-api/index.js';
-import { createNetServices } from '../../src/plugin-api/net/index.js';
-import type { NetServices } from '../../src/plugin-api/net/index.js';
+import { createNetServices } from '../../src/net/index.js';
+import type { NetServices } from '../../src/net/index.js';
 import { baseConfig, meta } from '../engine/helpers.js';
 import type { EngineConfig } from '../../src/engine/contract.js';
 

@@ -17,7 +17,7 @@ import { legacyBody, legacyRelayHeaders } from '../../src/protocol/legacy-reques
 import { renderResultObject } from '../../src/protocol/reply-v2.js';
 import { emitReplyJson } from '../../src/protocol/json-emit.js';
 import { renderLegacyFromBody, renderLegacyReply, renderRspamcText, renderSpamcText } from '../../src/protocol/render-text.js';
-import { emptyMeta, type ScanResult } from '../../src/plugin-api/scan-types.js';
+import { emptyMeta, type ScanResult } from '../../src/core/scan-types.js';
 
 const VIA_PROXY = new URL('../../../shared/fixtures/spamc/via-http-proxy/', import.meta.url).pathname;
 

@@ -156,7 +156,7 @@ describe('envelope recipient cap', () => {
   it('keeps MAX_ENVELOPE_RCPT recipients of a v2 Rcpt list and a v3 metadata list, with one log line', async () => {
     const { MAX_ENVELOPE_RCPT } = await import('../../src/message/limits.js');
     const { metaFromMetadata } = await import('../../src/protocol/parse-v3.js');
-    const { emptyMeta } = await import('../../src/plugin-api/scan-types.js');
+    const { emptyMeta } = await import('../../src/core/scan-types.js');
     const warned: string[] = [];
     const log = { warn: (msg: string) => void warned.push(msg) };
     const list = Array.from({ length: MAX_ENVELOPE_RCPT + 500 }, (_, i) => `u${i}@example.org`);

@@ -21,7 +21,7 @@ import { emitJson, type ReplyValue } from '../../src/protocol/json-emit.js';
 import { buildV2Reply } from '../../src/protocol/reply-v2.js';
 import { buildV3Reply } from '../../src/protocol/render-v3.js';
 import { renderRspamcText, renderSpamcText } from '../../src/protocol/render-text.js';
-import { emptyMeta, SCAN_FLAGS, type ScanFlag, type ScanResult } from '../../src/plugin-api/scan-types.js';
+import { emptyMeta, SCAN_FLAGS, type ScanFlag, type ScanResult } from '../../src/core/scan-types.js';
 import { buildV2Request, buildV3Request } from '../../src/client/request.js';
 import { buildMultipart } from '../../src/client/multipart.js';
 import { decodeReply } from '../../src/client/reply.js';

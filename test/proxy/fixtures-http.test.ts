@@ -30,7 +30,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
-import { base32DecodeExact } from '../../src/crypto/base32.js';
+import { base32DecodeExact } from '../../src/core/base32.js';
 import { open, sharedKey } from '../../src/crypto/cryptobox.js';
 import { parseKeypair, type KexKeypair } from '../../src/crypto/keypair.js';
 import { createHttpCrypt } from '../../src/http/crypt/index.js';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { base32Encode } from '../../src/crypto/base32.js';
+import { base32Encode } from '../../src/core/base32.js';
 import { loadKeypair } from '../crypt/fixtures.js';
 import { RSPAMD, startRealRspamd, type RealRspamd } from '../crypt/real-rspamd.js';
 import { checkv2, header, MESSAGES, rawExchange, startProxy, type TestProxy } from './harness.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createEngine } from '../../src/engine/index.js';
 import { defineModule, isSelectorError, type CompiledSelector } from '../../src/plugin-api/index.js';
-import { createNetServices } from '../../src/plugin-api/net/index.js';
+import { createNetServices } from '../../src/net/index.js';
 import { multimapModule } from '../../src/modules/multimap/index.js';
 import { ratelimitModule } from '../../src/modules/ratelimit/index.js';
 import { rblModule } from '../../src/modules/rbl/index.js';

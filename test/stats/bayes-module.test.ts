@@ -4,7 +4,7 @@ import { createEngine } from '../../src/engine/index.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { autolearnDecision, verdictKind } from '../../src/modules/bayes/autolearn.js';
 import type { Stores, Verdict } from '../../src/plugin-api/index.js';
-import { MemoryBayesStore } from '../../src/stats/index.js';
+import { MemoryBayesStore } from '../../src/rule-libs/bayes/index.js';
 import { engineConfig, meta } from '../modules/helpers.js';
 import { devMessages } from './corpus.js';
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseMessage } from '../../src/message/parse-message.js';
-import { BayesClassifier, bayesConfig, MemoryBayesStore, verdictOf } from '../../src/stats/index.js';
+import { BayesClassifier, bayesConfig, MemoryBayesStore, verdictOf } from '../../src/rule-libs/bayes/index.js';
 import { devMessages } from './corpus.js';
 
 /** min_learns is lowered to match this small training set. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyTokens, combine, DEFAULT_CLASSIFY_PARAMS, invChiSquare, verdictOf } from '../../src/stats/index.js';
-import type { TokenList } from '../../src/stats/index.js';
+import { classifyTokens, combine, DEFAULT_CLASSIFY_PARAMS, invChiSquare, verdictOf } from '../../src/rule-libs/bayes/index.js';
+import type { TokenList } from '../../src/rule-libs/bayes/index.js';
 
 function tokens(n: number, meta = 0, window = 1): TokenList {
   return {

@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { parseMessage } from '../../src/message/parse-message.js';
 import { openStores } from '../../src/storage/index.js';
 import type { BayesScope, Stores } from '../../src/storage/types.js';
-import { BayesClassifier, bayesConfig } from '../../src/stats/index.js';
+import { BayesClassifier, bayesConfig } from '../../src/rule-libs/bayes/index.js';
 import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
 import { devMessages } from './corpus.js';
 

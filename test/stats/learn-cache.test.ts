@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parseMessage } from '../../src/message/parse-message.js';
-import { StoresSection } from '../../src/config/schema.js';
+import { StoresSection } from '../../src/storage/config-schema.js';
 import { openStores } from '../../src/storage/index.js';
 import type { BayesStore } from '../../src/storage/types.js';
-import { BayesClassifier, bayesConfig, MemoryBayesStore, tokenDigest } from '../../src/stats/index.js';
+import { BayesClassifier, bayesConfig, MemoryBayesStore, tokenDigest } from '../../src/rule-libs/bayes/index.js';
 import { devMessages } from './corpus.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };

@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMessage } from '../../src/message/parse-message.js';
-import { StoresSection } from '../../src/config/schema.js';
+import { StoresSection } from '../../src/storage/config-schema.js';
 import { openStores } from '../../src/storage/index.js';
 import type { BayesStore, Stores } from '../../src/storage/types.js';
-import { BayesClassifier, bayesConfig, MemoryBayesStore, verdictOf } from '../../src/stats/index.js';
+import { BayesClassifier, bayesConfig, MemoryBayesStore, verdictOf } from '../../src/rule-libs/bayes/index.js';
 import { rspamdMessage } from '../message/fixtures.js';
 import { devMessages } from './corpus.js';
 

@@ -18,7 +18,7 @@ import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
 import { rspamdMessage } from '../message/fixtures.js';
 import { devMessages } from './corpus.js';
 import { BAYES_SYMBOLS } from '../../src/modules/bayes/symbols.js';
-import { verdictOf } from '../../src/stats/index.js';
+import { verdictOf } from '../../src/rule-libs/bayes/index.js';
 
 const run = promisify(execFile);
 const silent = { debug() {}, info() {}, warn() {}, error() {} };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StoresSection } from '../../src/config/schema.js';
+import { StoresSection } from '../../src/storage/config-schema.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { openStores } from '../../src/storage/index.js';
@@ -17,7 +17,7 @@ import { RequestHeaders, type Request } from '../../src/http/types.js';
 import { engineConfig, meta } from '../modules/helpers.js';
 import { freePort, haveRedisServer, startRedisServer, type RedisServer } from '../storage/redis-servers.js';
 import { devMessages } from './corpus.js';
-import { BayesClassifier, bayesConfig, tokenDigest, tokenValues } from '../../src/stats/index.js';
+import { BayesClassifier, bayesConfig, tokenDigest, tokenValues } from '../../src/rule-libs/bayes/index.js';
 import { parseMessage } from '../../src/message/parse-message.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };

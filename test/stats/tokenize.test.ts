@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import iconv from 'iconv-lite';
 import { parseMessage } from '../../src/message/parse-message.js';
-import { metatokens, splitWords, tokenDigest, tokenizeMessage, WordSink } from '../../src/stats/index.js';
-import { messageHasBadUnicode } from '../../src/stats/tokenize.js';
+import { metatokens, splitWords, tokenDigest, tokenizeMessage, WordSink } from '../../src/rule-libs/bayes/index.js';
+import { messageHasBadUnicode } from '../../src/rule-libs/bayes/tokenize.js';
 import { rspamdMessage } from '../message/fixtures.js';
 import { devMessages } from './corpus.js';
 
@@ -135,7 +135,7 @@ test('messageHasBadUnicode agrees with the tokeniser, invisible characters in a 
 });
 
 test('text past MAX_TOKENIZED_CHARS is not split into words, and the token list says so', async () => {
-  const { MAX_TOKENIZED_CHARS } = await import('../../src/stats/tokenize.js');
+  const { MAX_TOKENIZED_CHARS } = await import('../../src/rule-libs/bayes/tokenize.js');
   const line = 'lorem ipsum dolor sit amet consectetur adipiscing elit\r\n';
   const body = line.repeat(Math.ceil((MAX_TOKENIZED_CHARS * 1.5) / line.length));
   const big = parseMessage(mail('From: a@example.org\nSubject: big', body));

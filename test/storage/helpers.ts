@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { openStores, type Stores } from '../../src/storage/index.js';
-import type { StoresConfigValue } from '../../src/config/schema.js';
+import type { StoresConfigValue } from '../../src/storage/config-schema.js';
 import type { Logger } from '../../src/plugin-api/index.js';
 import { CONTRACT_HISTORY_ROWS, type ContractStores } from './contract.js';
 

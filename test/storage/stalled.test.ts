@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StoresSection } from '../../src/config/schema.js';
+import { StoresSection } from '../../src/storage/config-schema.js';
 import { openStores, type Stores } from '../../src/storage/index.js';
 import { PROBE_EVERY_MS } from '../../src/storage/redis/guard.js';
 import { freePort, haveRedisServer, startRedisServer, type RedisServer } from './redis-servers.js';

@@ -3,7 +3,7 @@
 // client public key, low-order points, no `=`, repeated), the nonce, the MAC, the ciphertext,
 // a body too short for nonce + MAC, and validly sealed inner requests that are themselves
 // malformed (inner request line, headers, Content-Length, trailing bytes).
-import { base32Encode } from '../../../src/crypto/base32.js';
+import { base32Encode } from '../../../src/core/base32.js';
 import { seal } from '../../../src/crypto/cryptobox.js';
 import { keyId } from '../../../src/crypto/keypair.js';
 import { formatKeyHeader } from '../../../src/http/crypt/key-header.js';

@@ -1,6 +1,6 @@
 // The `Key: <short id>=<client public key>` header of an encrypted request (encryption.md §5.2).
 
-import { base32Decode, base32DecodeExact, base32Encode } from '../../crypto/base32.js';
+import { base32Decode, base32DecodeExact, base32Encode } from '../../core/base32.js';
 import { KEY_BYTES } from '../../crypto/cryptobox.js';
 import { SHORT_ID_BYTES } from '../../crypto/keypair.js';
 

@@ -3,7 +3,7 @@
 // every failure into a coded error. `encrypted_only` refusals are decided here too.
 
 import { equalBytes } from '@noble/ciphers/utils.js';
-import { base32Encode } from '../../crypto/base32.js';
+import { base32Encode } from '../../core/base32.js';
 import { decryptUnchecked, seal, sharedKey, verify, BOX_OVERHEAD } from '../../crypto/cryptobox.js';
 import { SHORT_ID_BYTES, type KexKeypair } from '../../crypto/keypair.js';
 import { classifyError, MailsiftError } from '../errors.js';

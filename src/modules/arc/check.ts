@@ -1,9 +1,9 @@
 import { arc } from 'mailauth/lib/arc/index.js';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { Task } from '../../plugin-api/index.js';
-import { authInput, MAX_ARC_SETS } from '../shared/auth-message.js';
-import { AUTH_CACHE, authOutcome, trackedResolver } from '../shared/auth-results.js';
-import type { ArcOutcome, AuthResultValue } from '../shared/auth-results.js';
+import { authInput, MAX_ARC_SETS } from '../../module-helpers/auth-message.js';
+import { AUTH_CACHE, authOutcome, trackedResolver } from '../../module-helpers/auth-results.js';
+import type { ArcOutcome, AuthResultValue } from '../../module-helpers/auth-results.js';
 import type { ArcConfig } from './config.js';
 
 /** mailauth's comments for a chain that is malformed (as opposed to one whose signatures fail). */

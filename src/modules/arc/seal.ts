@@ -4,8 +4,8 @@
 
 import { createSeal } from 'mailauth/lib/arc/index.js';
 import type { Task } from '../../plugin-api/index.js';
-import { signingInput } from '../shared/auth-message.js';
-import { authOutcome, authResultRows } from '../shared/auth-results.js';
+import { signingInput } from '../../module-helpers/auth-message.js';
+import { authOutcome, authResultRows } from '../../module-helpers/auth-results.js';
 
 export interface SealIdentity { domain: string; selector: string; privateKey: string }
 

@@ -1,10 +1,10 @@
 // Autolearn (statistics.md §6): after the verdict, learn the message as spam or ham when the
 // configured rule says so. Off by default. Failures are logged; the scan is never affected.
 import type { BayesStore, Task, Verdict } from '../../plugin-api/index.js';
-import type { BayesClassifier } from '../../stats/classifier.js';
-import type { AutolearnObject, BayesConfig } from '../../stats/config.js';
+import type { BayesClassifier } from '../../rule-libs/bayes/classifier.js';
+import type { AutolearnObject, BayesConfig } from '../../rule-libs/bayes/config.js';
 import { BAYES_CACHE_KEY, type BayesTaskState } from './check.js';
-import { isStoreError, type StoreOutage } from '../shared/outage-log.js';
+import { isStoreError, type StoreOutage } from '../../module-helpers/outage-log.js';
 
 type Decision = 'spam' | 'ham' | undefined;
 type VerdictKind = 'passthrough' | 'spam' | 'junk' | 'ham' | 'uncertain';

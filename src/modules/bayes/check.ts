@@ -2,9 +2,9 @@
 // one store round trip, insert BAYES_SPAM or BAYES_HAM scaled by confidence. The tokens and the
 // probability stay in the task cache for autolearn.
 import type { BayesScope, BayesStore, Task } from '../../plugin-api/index.js';
-import { BayesClassifier, principalUser } from '../../stats/classifier.js';
-import { MAX_TOKENIZED_CHARS, messageHasBadUnicode, type TokenList } from '../../stats/tokenize.js';
-import { isStoreError, type StoreOutage } from '../shared/outage-log.js';
+import { BayesClassifier, principalUser } from '../../rule-libs/bayes/classifier.js';
+import { MAX_TOKENIZED_CHARS, messageHasBadUnicode, type TokenList } from '../../rule-libs/bayes/tokenize.js';
+import { isStoreError, type StoreOutage } from '../../module-helpers/outage-log.js';
 
 /** Task cache key of this module's per-task state. */
 export const BAYES_CACHE_KEY = 'bayes';

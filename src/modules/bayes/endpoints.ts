@@ -4,9 +4,9 @@
 // lists the classifier (Rspamd master). Refusals are LearnError codes; the controller renders
 // each with Rspamd's status (src/http/errors.ts).
 
-import type { BayesStore } from '../../storage/types.js';
+import type { BayesStore } from '../../plugin-api/index.js';
 import type { EndpointTask, LearnClass, LearnOptions, Learner, ModuleContext } from '../../plugin-api/index.js';
-import { BayesClassifier, principalUser } from '../../stats/classifier.js';
+import { BayesClassifier, principalUser } from '../../rule-libs/bayes/classifier.js';
 import type { BayesConfig } from './config.js';
 
 /** `LEARN_CLASSIFIER_UNKNOWN`: the Classifier header names another classifier than this one. */

@@ -1,10 +1,10 @@
 import { defineModule } from '../../plugin-api/index.js';
-import { BayesClassifier } from '../../stats/classifier.js';
+import { BayesClassifier } from '../../rule-libs/bayes/classifier.js';
 import { BayesConfig } from './config.js';
 import { makeAutolearnCheck } from './autolearn.js';
 import { makeClassifyCheck } from './check.js';
 import { BAYES_SYMBOLS, bayesSymbols } from './symbols.js';
-import { storeOutageLog } from '../shared/outage-log.js';
+import { storeOutageLog } from '../../module-helpers/outage-log.js';
 import { bayesLearner, registerBayesEndpoints } from './endpoints.js';
 
 /**

@@ -2,7 +2,7 @@ import type { SymbolDef } from '../../plugin-api/index.js';
 
 /**
  * Full scores of the statfile symbols; the inserted weight scales them by the verdict's strength
- * (src/stats/classify.ts: Rspamd's power for spam, log-odds for ham). Rspamd ships 5.1 and −3.0.
+ * (src/rule-libs/bayes/classify.ts: Rspamd's power for spam, log-odds for ham). Rspamd ships 5.1 and −3.0.
  * BAYES_HAM was tuned on the accuracy bench (`npm run bench:accuracy`: five-fold cross-validation
  * on the development split, the rules' scores fixed, the same scans rescored): a ham verdict has
  * to outweigh the few points rules put on newsletters and list mail that Bayes knows to be ham.

@@ -2,7 +2,7 @@
 // for. Every check reads only parsed message facts (no network, no stores).
 import { getDomain } from 'tldts';
 import type { Task } from '../../plugin-api/index.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import type { ContentHeuristicsConfig } from './config.js';
 import { ADVANCE_FEE_THEMES, FREEMAIL_DOMAINS, SALES_PHRASES, STOCK_TOUT_THEMES } from './phrases.js';
 import { gate, gatedTest } from './gate.js';

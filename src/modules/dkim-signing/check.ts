@@ -2,8 +2,8 @@ import { createPrivateKey } from 'node:crypto';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { getDomain } from 'tldts';
 import type { Task } from '../../plugin-api/index.js';
-import { signingInput } from '../shared/auth-message.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { signingInput } from '../../module-helpers/auth-message.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import type { DkimSigningConfig } from './config.js';
 import type { KeyStore } from './keys.js';
 

@@ -1,8 +1,8 @@
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { Task } from '../../plugin-api/index.js';
-import { authInput, MAX_DKIM_BODY_HASHES, type AuthInput } from '../shared/auth-message.js';
-import { AUTH_CACHE, skipAuth, trackedResolver } from '../shared/auth-results.js';
-import type { AuthResultValue, DkimOutcome, DkimSignatureOutcome } from '../shared/auth-results.js';
+import { authInput, MAX_DKIM_BODY_HASHES, type AuthInput } from '../../module-helpers/auth-message.js';
+import { AUTH_CACHE, skipAuth, trackedResolver } from '../../module-helpers/auth-results.js';
+import type { AuthResultValue, DkimOutcome, DkimSignatureOutcome } from '../../module-helpers/auth-results.js';
 import type { DkimConfig } from './config.js';
 
 /**

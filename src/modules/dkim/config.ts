@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_MAX_DKIM_SIGNATURES } from '../shared/auth-message.js';
+import { DEFAULT_MAX_DKIM_SIGNATURES } from '../../module-helpers/auth-message.js';
 
 /** Keys shorter than this many bits do not verify (RFC 8301 §3.2 asks for 1024 at least). */
 export const DKIM_MIN_KEY_BITS = 1024;

@@ -1,6 +1,6 @@
 import type { Task } from '../../plugin-api/index.js';
-import { AUTH_CACHE, authOutcome, skipAuth } from '../shared/auth-results.js';
-import type { AuthResultValue, DmarcOutcome } from '../shared/auth-results.js';
+import { AUTH_CACHE, authOutcome, skipAuth } from '../../module-helpers/auth-results.js';
+import type { AuthResultValue, DmarcOutcome } from '../../module-helpers/auth-results.js';
 import type { DmarcConfig } from './config.js';
 import { aligned, isDmarcRecord, orgDomain, parseDmarcRecord } from './record.js';
 import type { DmarcRecord } from './record.js';

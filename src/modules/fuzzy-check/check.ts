@@ -2,10 +2,10 @@
 // replies into symbols. A storage that does not answer is a logged skip, never a failed scan.
 import ipaddr from 'ipaddr.js';
 import type { Logger, Task } from '../../plugin-api/index.js';
-import { messageHashes } from '../../fuzzy/message-hashes.js';
-import { checkHashes } from '../../fuzzy/ops.js';
-import type { FuzzyRule } from '../../fuzzy/rule.js';
-import { interpretReplies, strongestBySymbol, textFacts, type FuzzyResult } from '../../fuzzy/score.js';
+import { messageHashes } from '../../rule-libs/fuzzy/message-hashes.js';
+import { checkHashes } from '../../rule-libs/fuzzy/ops.js';
+import type { FuzzyRule } from '../../rule-libs/fuzzy/rule.js';
+import { interpretReplies, strongestBySymbol, textFacts, type FuzzyResult } from '../../rule-libs/fuzzy/score.js';
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
@@ -41,7 +41,7 @@ export function makeFuzzyCheck(rules: readonly FuzzyRule[], whitelist: readonly 
       const hashes = messageHashes(msg, rule);
       if (hashes.length === 0) return;
       for (const h of hashes) seen.queried.push(`${rule.name}:${h.type}:${h.digest.toString('hex')}`);
-      const out = await checkHashes(rule, hashes, task.signal);
+      const out = await checkHashes(rule, hashes, (req) => task.udp.exchange(req));
       if (out.failed) {
         if (!task.signal.aborted) log.warn('fuzzy storage did not answer', { rule: rule.name, server: out.server && `${out.server.host}:${out.server.port}` });
         return;

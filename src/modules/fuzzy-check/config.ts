@@ -1,3 +1,3 @@
-// fuzzy_check options: the schema lives in src/fuzzy/rule-config.ts because the controller's
+// fuzzy_check options: the schema lives in src/rule-libs/fuzzy/rule-config.ts because the controller's
 // learn endpoints read the same rules.
-export { FuzzyCheckConfig } from '../../fuzzy/rule-config.js';
+export { FuzzyCheckConfig } from '../../rule-libs/fuzzy/rule-config.js';

@@ -5,12 +5,11 @@
 // are, so a module without rules still answers, with the reason it cannot serve.
 
 import type { EndpointConn, EndpointDef, EndpointTask, ModuleContext } from '../../plugin-api/index.js';
-import { dataRecord } from '../../plugin-api/index.js';
-import { StoreError } from '../../storage/types.js';
-import { messageHashes, type FuzzyHash, type HashSkips } from '../../fuzzy/message-hashes.js';
-import { learnHashes } from '../../fuzzy/ops.js';
-import { flagForSymbol, type FuzzyRule } from '../../fuzzy/rule.js';
-import { FUZZY_DEL, FUZZY_WRITE, type FuzzyCommandCode } from '../../fuzzy/wire.js';
+import { dataRecord, StoreError } from '../../plugin-api/index.js';
+import { messageHashes, type FuzzyHash, type HashSkips } from '../../rule-libs/fuzzy/message-hashes.js';
+import { learnHashes } from '../../rule-libs/fuzzy/ops.js';
+import { flagForSymbol, type FuzzyRule } from '../../rule-libs/fuzzy/rule.js';
+import { FUZZY_DEL, FUZZY_WRITE, type FuzzyCommandCode } from '../../rule-libs/fuzzy/wire.js';
 import type { FuzzyCheckConfig } from './config.js';
 
 /** A digest on the wire: 64 bytes, 128 hex characters. */

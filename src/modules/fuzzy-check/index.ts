@@ -1,6 +1,6 @@
 import { defineModule } from '../../plugin-api/index.js';
-import { compileRules } from '../../fuzzy/rule.js';
-import { FUZZY_ERROR_SYMBOLS } from '../../fuzzy/score.js';
+import { compileRules } from '../../rule-libs/fuzzy/rule.js';
+import { FUZZY_ERROR_SYMBOLS } from '../../rule-libs/fuzzy/score.js';
 import { FuzzyCheckConfig } from './config.js';
 import { FUZZY_SYMBOLS } from './symbols.js';
 import { compileWhitelist, makeFuzzyCheck } from './check.js';

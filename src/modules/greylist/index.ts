@@ -7,12 +7,12 @@
 import { getDomain } from 'tldts';
 import { defineModule } from '../../plugin-api/index.js';
 import type { KvStore, MapHandle, SymbolDef, Task } from '../../plugin-api/index.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import { GreylistConfig } from './config.js';
 import { greylistKeys } from './keys.js';
 import type { GreylistKeys } from './keys.js';
-import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
-import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
+import { kvOrDisable, networksMap } from '../../module-helpers/policy-setup.js';
+import { storeOutageLog, type StoreOutage } from '../../module-helpers/outage-log.js';
 
 export const GREYLIST_SYMBOLS: Record<string, SymbolDef> = {
   GREYLIST_NEW: { score: 0, group: 'greylist', description: 'Message greylisted: first delivery attempt of this triplet' },

@@ -1,7 +1,7 @@
 // The hfilter callback: HELO, client host name, envelope sender, recipients, Message-ID and
 // link-only bodies judged for plausibility (Rspamd's hfilter.lua).
 import type { DnsResult, Task, TextPart } from '../../plugin-api/index.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import type { HfilterConfig } from './config.js';
 import { HELO_BAD_IP, HELO_BARE_IP, HELO_PATTERNS, HOST_PATTERNS, isFqdn, maxWeight } from './patterns.js';
 import { urlOnlyRatio } from './url-only.js';

@@ -1,7 +1,7 @@
 // The MILTER_HEADERS callback: picks the routines for this task, runs them against the final
 // verdict, and turns their output into the reply's milter block (and the optional body rewrite).
 import type { Logger, Task } from '../../plugin-api/index.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import type { MilterHeadersConfig, RoutineOptions } from './config.js';
 import { EXTENDED_ROUTINES, ROUTINE_DEFAULTS, ROUTINES } from './routines.js';
 import type { Output, RemoveSpec } from './routines.js';

@@ -3,7 +3,7 @@
 import type { Task, Verdict } from '../../plugin-api/index.js';
 import type { RoutineOptions } from './config.js';
 import { isSpamAction, preResult, spamdBar, spamdResult, spamLevel, spamStatus } from './format.js';
-import { authResultRows } from '../shared/auth-results.js';
+import { authResultRows } from '../../module-helpers/auth-results.js';
 
 export type RemoveSpec = number | number[];
 

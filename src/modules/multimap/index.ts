@@ -3,7 +3,7 @@
 
 import { dataRecord, defineModule } from '../../plugin-api/index.js';
 import type { CompiledSelector, MapDefinition, MapHandle, MapKind, SymbolDef, Task } from '../../plugin-api/index.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import { MultimapConfig } from './config.js';
 import type { MultimapRule } from './config.js';
 import { candidates, selectorCandidates } from './extract.js';

@@ -12,8 +12,8 @@
 
 import { defineModule } from '../../plugin-api/index.js';
 import type { SymbolDef, Task } from '../../plugin-api/index.js';
-import { kvOrDisable } from '../shared/policy-setup.js';
-import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
+import { kvOrDisable } from '../../module-helpers/policy-setup.js';
+import { storeOutageLog, type StoreOutage } from '../../module-helpers/outage-log.js';
 import { canPush, learnClass, readyToTrain } from './autotrain.js';
 import { NeuralConfig, neuralRules } from './config.js';
 import { neuralLearner, type NeuralLearner } from './learn.js';

@@ -9,8 +9,8 @@ import { isBuiltinSelector, RatelimitConfig } from './config.js';
 import type { BucketConfig } from './config.js';
 import { addToBucket, leaked, readBucket } from './bucket.js';
 import { hashKey, selectorParts, selectorValueParts } from './keys.js';
-import { kvOrDisable, networksMap } from '../shared/policy-setup.js';
-import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
+import { kvOrDisable, networksMap } from '../../module-helpers/policy-setup.js';
+import { storeOutageLog, type StoreOutage } from '../../module-helpers/outage-log.js';
 
 export const RATELIMIT_SYMBOLS: Record<string, SymbolDef> = {
   RATELIMITED: { score: 0, group: 'ratelimit', description: 'A rate limit bucket overflowed' },

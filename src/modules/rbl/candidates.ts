@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 import { domainToASCII } from 'node:url';
 import { getDomain } from 'tldts';
 import type { MapHandle, Task } from '../../plugin-api/index.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import type { CompiledRule } from './compile.js';
 import { hashKey, type HashName } from './hash.js';
 import { mayBeIp } from '../../message/ip.js';

@@ -7,7 +7,7 @@ import { hitsForAnswers } from './answers.js';
 import { collectRequests } from './candidates.js';
 import type { RblRequest, RuleMaps } from './candidates.js';
 import type { CompiledRule } from './compile.js';
-import type { OutageLog } from '../shared/outage-log.js';
+import type { OutageLog } from '../../module-helpers/outage-log.js';
 
 export interface PreparedRule { rule: CompiledRule; maps: RuleMaps }
 

@@ -1,7 +1,7 @@
 // Hashed list keys (e-mail lists): the digest Rspamd names, in its text formats. Rspamd's
 // `blake2` is BLAKE2b-512 and its base32 is z-base-32 read least significant bit first.
 import { createHash } from 'node:crypto';
-import { base32Encode } from '../../crypto/base32.js';
+import { base32Encode } from '../../core/base32.js';
 
 export type HashName = 'md5' | 'sha1' | 'sha256' | 'sha384' | 'sha512' | 'blake2';
 

@@ -4,7 +4,7 @@ import { RblConfig } from './config.js';
 import { compileRules, needsLateRun } from './compile.js';
 import type { CompiledRule } from './compile.js';
 import { makeRblCheck } from './check.js';
-import { outageLog } from '../shared/outage-log.js';
+import { outageLog } from '../../module-helpers/outage-log.js';
 import type { PreparedRule } from './check.js';
 import { DEFAULT_RULES, DEFAULT_URL_WHITELIST } from './defaults.js';
 import { failSymbolDef, RBL_SYMBOLS } from './symbols.js';

@@ -2,7 +2,7 @@
 // PREVIOUSLY_DELIVERED). Hops come from task.received, top-most first.
 import type { MessageHeader, ReceivedHop, Task } from '../../plugin-api/index.js';
 import { MAX_RECEIVED_HOPS } from '../../message/limits.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import type { ReceivedConfig } from './config.js';
 
 const RCVD_BUCKETS = [

@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto';
 import { defineModule } from '../../plugin-api/index.js';
 import type { KvStore, SymbolDef, Task } from '../../plugin-api/index.js';
-import { isLocalAddress } from '../shared/local-address.js';
+import { isLocalAddress } from '../../module-helpers/local-address.js';
 import { RepliesConfig } from './config.js';
-import { kvOrDisable } from '../shared/policy-setup.js';
-import { storeOutageLog, type StoreOutage } from '../shared/outage-log.js';
+import { kvOrDisable } from '../../module-helpers/policy-setup.js';
+import { storeOutageLog, type StoreOutage } from '../../module-helpers/outage-log.js';
 
 export const REPLIES_SYMBOLS: Record<string, SymbolDef> = {
   REPLY: { score: -4.0, group: 'replies', description: 'Message is a reply to a message sent by one of our users' },

@@ -1,7 +1,7 @@
 import { spf } from 'mailauth/lib/spf/index.js';
 import type { Task } from '../../plugin-api/index.js';
-import { AUTH_CACHE, skipAuth, trackedResolver } from '../shared/auth-results.js';
-import type { AuthResultValue, SpfOutcome } from '../shared/auth-results.js';
+import { AUTH_CACHE, skipAuth, trackedResolver } from '../../module-helpers/auth-results.js';
+import type { AuthResultValue, SpfOutcome } from '../../module-helpers/auth-results.js';
 import type { SpfConfig } from './config.js';
 import { SPF_RESULT_SYMBOL } from './symbols.js';
 

@@ -1,6 +1,6 @@
 import { getDomain } from 'tldts';
 import type { MapHandle, ModuleMaps, Task } from '../../plugin-api/index.js';
-import { authOutcome } from '../shared/auth-results.js';
+import { authOutcome } from '../../module-helpers/auth-results.js';
 import type { WhitelistRule } from './config.js';
 
 const org = (d: string): string => getDomain(d.toLowerCase(), { allowPrivateDomains: true }) ?? d.toLowerCase();

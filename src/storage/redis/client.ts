@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { Cluster, Redis, type ClusterOptions } from 'ioredis';
-import type { Logger } from '../../plugin-api/index.js';
+import type { Logger } from '../../core/logger.js';
 import { StoreError } from '../types.js';
 
 export type RedisClient = Redis | Cluster;

@@ -9,7 +9,7 @@
 // do when Redis is down, and a PING every PROBE_EVERY_MS finds out when it answers again (any
 // reply on the connection counts, late replies to earlier calls included).
 
-import type { Logger } from '../../plugin-api/index.js';
+import type { Logger } from '../../core/logger.js';
 import { StoreError } from '../types.js';
 import { redisError, type RedisClient } from './client.js';
 

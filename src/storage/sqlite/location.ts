@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import type { StoresConfigValue } from '../../config/schema.js';
+import type { StoresConfigValue } from '../config-schema.js';
 
 /** The SQLite file's name in data_dir when `stores.sqlite.path` is not set. */
 export const DEFAULT_SQLITE_FILE = 'mailsift.sqlite';

@@ -1,9 +1,9 @@
 // `fuzzy_stat` for /stat and /metrics (controller.md §4.3): stored hash count per fuzzy rule's
 // storage, asked over UDP (STAT). The learning endpoints belong to the fuzzy_check module
 // (src/modules/fuzzy-check/endpoints.ts); this status figure is the controller's own.
-import { storageCount } from '../../fuzzy/ops.js';
-import { compileRules, type FuzzyRule } from '../../fuzzy/rule.js';
-import { FuzzyCheckConfig } from '../../fuzzy/rule-config.js';
+import { storageCount } from '../../rule-libs/fuzzy/ops.js';
+import { compileRules, type FuzzyRule } from '../../rule-libs/fuzzy/rule.js';
+import { FuzzyCheckConfig } from '../../rule-libs/fuzzy/rule-config.js';
 import { dataRecord } from '../../plugin-api/index.js';
 import type { ControllerContext } from './types.js';
 

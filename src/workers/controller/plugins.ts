@@ -19,9 +19,9 @@ import type { Request, Reply } from '../../http/types.js';
 import { DEADLINE_PASSED, endpointPath, setOwn, withDeadline } from '../../plugin-api/index.js';
 import { makeEndpointTask } from './endpoint-task.js';
 import { controllerError, jsonReply } from './json.js';
-import { loadPluginFiles } from './plugin-load.js';
+import { loadPluginFiles } from '../../config/controller-plugin-load.js';
 import { logStoreOutage, storeErrorOf } from './store-outage.js';
-import type { ControllerPluginApi, PluginConn, PluginEndpointDef, PluginParams, PluginTable } from './plugin-types.js';
+import type { ControllerPluginApi, PluginConn, PluginEndpointDef, PluginParams, PluginTable } from '../../config/controller-plugin-types.js';
 import { selectorsEndpoints } from './selectors.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 

@@ -10,7 +10,7 @@
 
 import { basename } from 'node:path';
 import { checkSelector, compileSelector, isSelectorError, listExtractors, listTransforms, messageTask, type SelectorEnv } from '../../selectors/index.js';
-import type { PluginEndpointDef } from './plugin-types.js';
+import type { PluginEndpointDef } from '../../config/controller-plugin-types.js';
 import type { ControllerContext } from './types.js';
 
 function selectorEnv(ctx: ControllerContext): SelectorEnv {
