@@ -1,4 +1,4 @@
-// Client side of the fuzzy UDP protocol (fuzzy.md §4.4): send a batch of commands to one
+// Client side of the fuzzy UDP protocol: send a batch of commands to one
 // storage server, match replies by tag, re-send the unanswered ones on time-out.
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
