@@ -1,5 +1,5 @@
 // /metrics in OpenMetrics text: the same blocks and
-// order as Rspamd 3.4, with the `service_` prefix our interface names, `process_start_time_seconds`
+// order as Rspamd 3.4, with the default `service_` prefix, `process_start_time_seconds`
 // unprefixed, and `# EOF` last. As in Rspamd 3.4, counters are declared under their full
 // `_total` name (HELP/TYPE and samples share one name), which Prometheus text parsers expect.
 
