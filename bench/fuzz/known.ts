@@ -1,4 +1,4 @@
-// Signatures of bugs already filed (issue 17) that other work is fixing. A finding that
+// Signatures of bugs already filed that other work is fixing. A finding that
 // matches one is labelled with it, so a campaign's report separates the known from the new;
 // `--skip-known` does not send inputs that would hit a known hang at all (each costs a
 // hung worker, ten seconds and a restart, and tells nothing new).
@@ -9,7 +9,7 @@ const ODD_SPACE = [
   '\xe2\x80\x80', '\xe2\x80\x81', '\xe2\x80\x82', '\xe2\x80\x83', '\xe2\x80\x84', '\xe2\x80\x85', '\xe2\x80\x86', '\xe2\x80\x87', '\xe2\x80\x88', '\xe2\x80\x89', '\xe2\x80\x8a', '\xa0', '\x85',
 ];
 
-/** Signature floods at or above this count are the known DKIM/ARC slowness (issue 17 item 3). */
+/** Signature floods at or above this count are the known DKIM/ARC slowness. */
 const SIGNATURE_FLOOD = 200;
 
 /** Code of LF, and of the two characters that continue a header on the next line. */

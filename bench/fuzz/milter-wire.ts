@@ -14,7 +14,7 @@ import { HANG_MS, type Outcome, type Target } from './send.js';
 
 /** Frame data above this is refused by the server's reader (src/proxy/milter/frame-reader.ts MAX_FRAME_DATA). */
 export const SERVER_MAX_FRAME_DATA = 2 * 64 * 1024;
-/** Command letters the server accepts (proxy-milter.md §4.1). */
+/** Command letters the server accepts. */
 export const VALID_COMMANDS = 'ABCDEHKLMNOQRTU';
 /** Silence from the server after our last byte before we half-close a session that did not end itself. */
 const QUIET_MS = 500;

@@ -338,7 +338,7 @@ export class FuzzServer {
       if (normal >= workers && ctl >= 1 && proxy >= 1) {
         const a = await send(this.scan, ping, 2000);
         const b = await send(this.controller, healthy, 2000);
-        // The milter front answers an HTTP ping on its port too (proxy-milter.md §4.1); the HTTP proxy relays it.
+        // The milter front answers an HTTP ping on its port too; the HTTP proxy relays it.
         const c = await send(this.proxy, ping, 2000);
         if (a.kind === 'reply' && a.status === 200 && b.kind === 'reply' && b.status === 200 && c.kind === 'reply' && c.status === 200) return;
       }

@@ -32,7 +32,7 @@ export interface Surface {
   name: string;
   /**
    * True for a 5xx reply this surface's inputs may get by design (505 for an HTTP version the
-   * server does not speak; the controller's documented 500s, controller.md). Any other 5xx is
+   * server does not speak; the controller's documented 500s). Any other 5xx is
    * a finding.
    */
   expected5xx(status: number, head: string, body: Buffer): boolean;
@@ -60,7 +60,7 @@ export class Notes {
 
 /**
  * 503 for a message source named by a `Shm` or `File` header that cannot be read: Rspamd's
- * message-loading status (scan-protocol.md §6.1, src/http/errors.ts ERR_SOURCE_UNREADABLE),
+ * message-loading status (src/http/errors.ts ERR_SOURCE_UNREADABLE),
  * with the error as the reason phrase. The fuzzer names segments and files that do not exist.
  */
 const SOURCE_UNREADABLE = /^HTTP\/1\.[01] 503 (Cannot open shm segment|empty shm segment|shm segment|Invalid file|Cannot open file|Not a regular file) \(/;

@@ -1,5 +1,5 @@
-// Memory and CPU of a zstd-compressed request against the same message sent plain (issue 17
-// follow-up: bench/fuzz/findings/zstd-memory-rle-bomb.bin). Each case runs in a fresh worker
+// Memory and CPU of a zstd-compressed request against the same message sent plain (a fuzz
+// finding's follow-up: bench/fuzz/findings/zstd-memory-rle-bomb.bin). Each case runs in a fresh worker
 // process (a normal worker on the shipped conf/), so the peak RSS (VmHWM) of that process
 // after one request, minus its peak after start-up and a warm-up scan, is what the request
 // cost; CPU is the process's utime + stime over the request. `decode` measures the decoder

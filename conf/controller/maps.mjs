@@ -1,4 +1,4 @@
-// The `maps` controller plugin (controller.md §5.2, plugins.md §b.5): look keys up in the maps
+// The `maps` controller plugin (as Rspamd ships it): look keys up in the maps
 // the modules declared. Endpoints: /plugins/maps/list, /plugins/maps/query,
 // /plugins/maps/query_specific and /plugins/maps/query_json, all at the normal level.
 //

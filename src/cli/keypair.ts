@@ -1,5 +1,5 @@
 // `mailsift keypair`: a new X25519 keypair for HTTP encryption, in the fields of
-// `rspamadm keypair` (encryption.md §3). YAML by default, ready to paste into a worker
+// `rspamadm keypair`. YAML by default, ready to paste into a worker
 // section of mailsift.yaml; `--json` prints Rspamd's JSON shape. Clients get only `pubkey`.
 
 import { writeFileSync } from 'node:fs';

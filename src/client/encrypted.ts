@@ -1,4 +1,4 @@
-// One HTTP-encrypted exchange (spec/encryption.md §5, §7), as rspamc does it: a fresh client
+// One HTTP-encrypted exchange, as rspamc does it: a fresh client
 // keypair, the whole request sealed inside `POST /post`, one connection per request (the
 // outer request says `Connection: close`), and the reply opened and parsed from the inside.
 

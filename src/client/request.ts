@@ -39,7 +39,7 @@ function flagList(opts: ScanOptions): string[] {
   return [...flags];
 }
 
-/** A `/checkv2` request carrying the options as headers (scan-protocol.md §3). */
+/** A `/checkv2` request carrying the options as headers. */
 export function buildV2Request(message: Buffer, opts: ScanOptions): BuiltRequest {
   const h: HeaderPairs = [];
   const add = (name: string, value: string | undefined): void => {
@@ -80,7 +80,7 @@ export function buildV2Request(message: Buffer, opts: ScanOptions): BuiltRequest
   return { method: 'POST', path: opts.path ?? '/checkv2', headers: h, body };
 }
 
-/** The v3 metadata object (scan-protocol.md §8.2) for these options. */
+/** The v3 metadata object for these options. */
 export function v3Metadata(opts: ScanOptions): Record<string, unknown> {
   const meta: Record<string, unknown> = {};
   const set = (key: string, value: unknown): void => {

@@ -27,7 +27,7 @@ export interface ScanClientOptions {
   userAgent?: string;
   /**
    * The server's public key (52 base32 characters, as `rspamc --key`): every request is then
-   * HTTP-encrypted (spec/encryption.md), one connection per request like rspamc.
+   * HTTP-encrypted, one connection per request like rspamc.
    */
   key?: string;
 }

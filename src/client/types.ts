@@ -53,7 +53,7 @@ export interface ReplySymbol {
   description?: string;
 }
 
-/** The v2 result object (scan-protocol.md §5.1); unknown keys are kept. */
+/** The v2 result object; unknown keys are kept. */
 export interface ScanResultBody {
   is_skipped?: boolean;
   score?: number;

@@ -1,4 +1,4 @@
-// Loading the plugin endpoint table (interface.md "Plugin endpoints" 3–4): the default files in
+// Loading the plugin endpoint table: the default files in
 // `<confdir>/controller/*.{js,mjs,ts}` (in name order), then `local.d/controller.{js,mjs,ts}`.
 // A plugin defined again replaces the earlier definition whole; endpoints are never merged.
 // A file that fails to load or a malformed definition is logged and skipped: the controller

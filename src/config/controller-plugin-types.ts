@@ -1,5 +1,5 @@
-// What a controller plugin file sees (interface.md "Plugin endpoint definition", controller.md
-// §5): the same endpoint definitions, connection and task as a module's ctx.endpoint
+// What a controller plugin file sees (as Rspamd's
+// controller plugins do): the same endpoint definitions, connection and task as a module's ctx.endpoint
 // (src/plugin-api/endpoints.ts), grouped in a table, and the small API a plugin file is given.
 
 import type { EndpointConn, EndpointDef, EndpointParams, EndpointTask, Logger, MapHandle } from '../plugin-api/index.js';

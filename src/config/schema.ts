@@ -78,7 +78,7 @@ export const MAX_ERROR_ELTS = 10_000;
 
 const Neighbour = z.strictObject({ host: z.string().min(1), path: z.string().optional() });
 
-// Controller options (controller.md §2.1, §4.19, §4.23).
+// Controller options.
 const ControllerWorker = z.strictObject({
   enabled: z.boolean().default(true),
   bind: Bind.prefault('127.0.0.1:11334'),
@@ -99,7 +99,7 @@ const ControllerWorker = z.strictObject({
   /** Refused authentications per address per minute before it gets 429; 0: no throttling. */
   auth_fail_limit: z.int().min(0).max(1_000_000).default(10),
   /**
-   * Prefix of the /metrics families: `service_` as the interface names them, `rspamd_` to keep
+   * Prefix of the /metrics families: `service_` by default, `rspamd_` to keep
    * dashboards and alert rules written for Rspamd.
    */
   metrics_prefix: z.string().regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, 'an OpenMetrics name prefix (letters, digits, _ and :)').default(DEFAULT_METRIC_PREFIX),
@@ -171,7 +171,7 @@ const Composite = z.strictObject({
 
 const StringList = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 
-/** The apply object's keys (engine.md §7.1); values are checked by the engine. */
+/** The apply object's keys; values are checked by the engine. */
 const Apply = z.strictObject({
   actions: z.record(z.string(), z.number().nullable()).optional(),
   scores: z.record(z.string(), z.number()).optional(),
@@ -204,7 +204,7 @@ const SettingsRule = z.strictObject({
   user: StringList.optional(),
   authenticated: z.boolean().optional(),
   request_header: z.record(z.string(), z.string()).optional(),
-  /** Selectors (plugins.md §a) over the message: the rule applies when one of them yields a value. */
+  /** Selectors over the message: the rule applies when one of them yields a value. */
   selector: StringList.superRefine((list, ctx) => {
     for (const text of list) {
       const r = checkSelector(text);

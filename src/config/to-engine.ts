@@ -5,7 +5,7 @@ import type { ActionConfig, EngineConfig, GroupConfig, SettingsRule, SymbolConfi
 import type { CompositeDef } from '../plugin-api/index.js';
 import { ACTION_KEY_ALIASES, type GroupsValue, type MainConfigValue, type SymbolSettingsValue } from './schema.js';
 
-/** engine.md §4.1 / §10. */
+/** Rspamd 3.4's default thresholds and rewrite-subject template. */
 export const DEFAULT_ACTIONS: Readonly<Record<string, number>> = { reject: 15, 'add header': 6, greylist: 4 };
 export const DEFAULT_SUBJECT_TEMPLATE = '*** SPAM *** %s';
 

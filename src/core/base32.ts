@@ -1,4 +1,4 @@
-// Rspamd's base32 (encryption.md §2.3): the z-base-32 alphabet, but read as one little-endian
+// Rspamd's base32: the z-base-32 alphabet, but read as one little-endian
 // bit string, least significant bit first. Every key and key id on the wire uses it, so it
 // must match Rspamd bit for bit, including how a trailing partial character is treated.
 

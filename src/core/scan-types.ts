@@ -93,7 +93,7 @@ export interface MilterHeaderEntry {
   order: number;
 }
 
-/** The `milter` object of the reply (scan-protocol.md §10). */
+/** The `milter` object of the reply. */
 export interface MilterReply {
   add_headers?: Record<string, string | MilterHeaderEntry | Array<string | MilterHeaderEntry>>;
   remove_headers?: Record<string, number | number[]>;

@@ -1,4 +1,4 @@
-// Rspamd's cryptobox (encryption.md §4): the X25519 + HChaCha20 shared key and the
+// Rspamd's cryptobox: the X25519 + HChaCha20 shared key and the
 // XChaCha20 + Poly1305 construction used by HTTPCrypt (and by the fuzzy UDP protocol).
 // It is neither libsodium's box nor the IETF AEAD: the plaintext starts at keystream block 1
 // and the MAC covers the bare ciphertext, so the primitives are composed here by hand.

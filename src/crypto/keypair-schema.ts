@@ -1,5 +1,5 @@
 // `workers.<name>.keypair`: the worker's HTTP-encryption keypair, in the format `mailsift
-// keypair` and `rspamadm keypair` print (encryption.md §3). The object is checked strictly
+// keypair` and `rspamadm keypair` print. The object is checked strictly
 // (a misspelt field is an error) and decoded here, so a worker never starts with a key it
 // cannot use.
 

@@ -1,4 +1,4 @@
-// X25519 key-exchange keypairs as Rspamd prints and loads them (encryption.md §2–§3): key ids
+// X25519 key-exchange keypairs as Rspamd prints and loads them: key ids
 // (BLAKE2b-512 of the public key), the 5-byte short id sent in `Key:`, the keypair-file format
 // of `rspamadm keypair` / `mailsift keypair`, and its loading rules.
 
@@ -82,7 +82,7 @@ export function formatKeypair(kp: KexKeypair, encoding: KeyEncoding = 'base32'):
 
 export type KeypairParse = { ok: true; keypair: KexKeypair } | { ok: false; error: string };
 
-/** Field names Rspamd's loader tries, first match wins (§3.2). */
+/** Field names Rspamd's loader tries, first match wins. */
 const PUBLIC_FIELDS = ['pubkey', 'public', 'public_key'] as const;
 const SECRET_FIELDS = ['privkey', 'private', 'private_key', 'secret', 'secret_key'] as const;
 

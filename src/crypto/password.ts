@@ -1,4 +1,4 @@
-// Controller passwords (controller.md §2.5): a configured `password`/`enable_password` is
+// Controller passwords: a configured `password`/`enable_password` is
 // plain text or a hash. Hashes we verify: Rspamd's `$1$salt$key` (PBKDF2-BLAKE2b, 16000
 // rounds) and `$2$salt$key` (Catena-Butterfly, `rspamadm pw`'s default), both with Rspamd
 // base32, a 20-byte salt and a 32-byte key; and mailsift's own

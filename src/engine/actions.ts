@@ -1,4 +1,4 @@
-// Actions and thresholds (engine.md §4, scan-protocol.md §5.10): the per-task action list,
+// Actions and thresholds: the per-task action list,
 // the required score, and selecting the action from the score and the pre-results.
 
 import type { ActionName, PreResult } from '../plugin-api/index.js';
@@ -100,7 +100,7 @@ function scoring(e: ActionEntry): boolean {
   return !e.disabled && !e.noThreshold && !e.ham && Number.isFinite(e.threshold);
 }
 
-/** Threshold of the last spam action in the list (scan-protocol.md §5.10); 0 when every one is disabled. */
+/** Threshold of the last spam action in the list; 0 when every one is disabled. */
 export function requiredScore(list: readonly ActionEntry[]): number {
   for (let i = list.length - 1; i >= 0; i--) {
     const e = list[i]!;
@@ -137,7 +137,7 @@ export interface Selection {
   entry?: ActionEntry;
 }
 
-/** Action selection of engine.md §4.3. Pre-results must be sorted by priority, highest first. */
+/** Action selection as Rspamd 3.4 does it. Pre-results must be sorted by priority, highest first. */
 export function selectAction(list: readonly ActionEntry[], score: number, preResults: readonly PreResult[]): Selection {
   let maxScore = -Infinity;
   let least: ActionEntry | undefined;

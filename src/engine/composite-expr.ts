@@ -1,4 +1,4 @@
-// Parser for the composite expression language (engine.md §6.2–§6.3): `& | !` (and the word
+// Parser for the composite expression language: `& | !` (and the word
 // forms), parentheses, comparisons and arithmetic over atom values, numbers, and atoms with
 // the `~ - ^` modifiers, group atoms (`g:`, `g+:`, `g-:`) and option filters `SYM[opt, /re/]`.
 // Parsed once at engine start; evaluation lives in composites.ts.

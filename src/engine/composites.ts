@@ -1,4 +1,4 @@
-// Composite symbols (engine.md §6): compiled at engine start, evaluated after the filters
+// Composite symbols: compiled at engine start, evaluated after the filters
 // (pass 1) and again after the postfilters (pass 2, composites that reference postfilter
 // symbols), then the removal policies hide symbols or drop their weight.
 

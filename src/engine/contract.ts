@@ -6,7 +6,7 @@ import type { CompositeDef, ModuleDefinition, ScanMeta, ScanResult } from '../pl
 
 export interface GroupConfig {
   description?: string;
-  /** Cap on the sum of positive scores of the group's symbols (engine.md §3.4). */
+  /** Cap on the sum of positive scores of the group's symbols. */
   maxScore?: number;
   /** Cap on the sum of negative scores (a negative number). */
   minScore?: number;
@@ -22,7 +22,7 @@ export interface SymbolConfig {
   disabled?: boolean;
 }
 
-/** One configured settings rule (engine.md §7.4). Only `id` selection is required for now. */
+/** One configured settings rule. Only `id` selection is required for now. */
 export interface SettingsRule {
   id: string;
   priority?: number;

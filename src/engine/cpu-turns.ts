@@ -6,8 +6,7 @@
 // (processor sharing), and a heavy message takes as many times its own CPU as there are scans
 // beside it. Giving the oldest ready scan the CPU first keeps the worker busy just the same, but
 // finishes scans closer to the order they came in: the tail latency falls while throughput does
-// not change (a simulation of the benchmark's load with the corpus's measured scan costs gave
-// p99 53 ms against 62 for processor sharing, at the same messages per second).
+// not change (docs/tuning.md has the simulation that showed it).
 //
 // The scheduler asks for a turn at each stage boundary, where a scan resumes after a network
 // wait; turns are handed out from setImmediate, after the event loop has taken in every event

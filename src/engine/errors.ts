@@ -1,5 +1,5 @@
 // Coded errors thrown by the engine at start-up (bad module config, dependency cycles,
-// late registration). They carry a stable `code` and no HTTP status (DESIGN.md §7).
+// late registration). They carry a stable `code` and no HTTP status.
 
 export type EngineErrorCode =
   | 'ENGINE_MODULE_CONFIG'

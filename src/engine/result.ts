@@ -1,4 +1,4 @@
-// Builds the ScanResult of a finished task (scan-protocol.md §5): verdict, symbols, groups,
+// Builds the ScanResult of a finished task: verdict, symbols, groups,
 // messages, URLs and e-mails, message-id, milter block, rewritten message and timings.
 // Rendering to JSON/msgpack/v1 text is the protocol layer's job.
 

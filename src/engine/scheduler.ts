@@ -1,4 +1,4 @@
-// Runs the symbols of one task stage by stage (engine.md §1.2, §2.3–§2.5): connfilter →
+// Runs the symbols of one task stage by stage: connfilter →
 // prefilters → filters → composites → postfilters → composites → idempotent, in dependency
 // order. Callbacks of a stage that return a promise run concurrently; a callback that returns
 // nothing costs no promise. The per-task deadline abandons whatever is still pending.
@@ -9,7 +9,7 @@
 // callback-form calls keep their symbol pending until they complete.
 //
 // `skip_process` changes nothing here: the message is parsed lazily on first use either way,
-// and Rspamd 3.4's reply for it is otherwise normal (fixture a17). Symbols inserted by
+// and Rspamd 3.4's reply for it is otherwise normal. Symbols inserted by
 // pre/postfilters should be declared in `inserts` so composites and settings see them.
 
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
@@ -54,7 +54,7 @@ function mayStart(task: ScanTask, item: ItemInfo, stage: Stage): boolean {
     if (task.skipped) return false;
     const bypass = item.ignorePassthrough;
     if (task.passthrough && !bypass && !(stage === 'filters' && item.fine)) return false;
-    // Early exit for obvious spam (engine.md §2.5) unless Pass: all.
+    // Early exit for obvious spam unless Pass: all.
     if (stage === 'filters' && !task.passAll && !bypass && !item.fine && task.scoring.score > task.spamLimit) return false;
   }
   if (task.empty && !item.runsOnEmpty) return false;

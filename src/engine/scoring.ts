@@ -1,4 +1,4 @@
-// Symbol results of one task and the running score (engine.md §3.2–§3.4): weight × configured
+// Symbol results of one task and the running score: weight × configured
 // score, settings score overrides, repeated insertions, options, group max/min limits.
 
 import type { SymbolInfo } from './registry.js';
@@ -81,7 +81,7 @@ export class Scoring {
     if (options && options.length > 0) this.#addOptions(s, options);
   }
 
-  /** Group limit of engine.md §3.4: the part of contribution `w` the groups let through. */
+  /** Group limit (Rspamd's max_score of a group): the part of contribution `w` the groups let through. */
   #limit(groups: readonly string[], w: number): number {
     for (const g of groups) {
       const cur = this.groupTotals.get(g) ?? 0;
@@ -122,7 +122,7 @@ export class Scoring {
     }
   }
 
-  /** Composite removal: drop the score from the total (group totals stay, engine.md §6.5). */
+  /** Composite removal: drop the score from the total (group totals stay). */
   removeWeight(name: string): void {
     const s = this.symbols.get(name);
     if (!s) return;

@@ -1,5 +1,5 @@
-// Automatic selection of configured settings rules by their conditions (engine.md §7.4,
-// scan-protocol.md §9.2): ip, from, rcpt, user, authenticated, request headers, selectors.
+// Automatic selection of configured settings rules by their conditions (Rspamd's
+// settings rules): ip, from, rcpt, user, authenticated, request headers, selectors.
 // Conditions are compiled once; a rule without conditions is only reachable through Settings-ID.
 // A selector condition reads the message: the caller hands a lazily made task, so requests
 // matched by the envelope alone never parse the message here.

@@ -1,4 +1,4 @@
-// Settings (engine.md §7, scan-protocol.md §9): an apply object from the `Settings` header,
+// Settings: an apply object from the `Settings` header,
 // a configured rule chosen by `Settings-ID`, or the legacy maxscore/softscore, compiled into
 // what the scheduler and the scoring need: which items run, which symbols may be inserted,
 // score and action overrides, and the reply extras. Configured rules are compiled once.
@@ -136,7 +136,7 @@ function insertedSymbols(v: unknown): InsertedSymbol[] {
   return out;
 }
 
-/** engine.md §7.3: symbols/groups enabled (restrictive unless implicit_allow), then disabled. */
+/** As Rspamd applies them: symbols/groups enabled (restrictive unless implicit_allow), then disabled. */
 function applyEnableDisable(registry: Registry, apply: Record<string, unknown>, out: CompiledSettings): void {
   const implicitAllow = apply.policy === 'implicit_allow';
   const symbolsEnabled = apply.symbols_enabled !== undefined ? stringList(apply.symbols_enabled) : undefined;
@@ -213,7 +213,7 @@ export function createSettingsResolver(registry: Registry, rules: readonly Setti
       const legacy = legacyActions(meta);
       const hit = meta.settingsId !== undefined ? byId.get(meta.settingsId) : undefined;
       if (conditional.length > 0) {
-        // A matching rule wins over request settings only with a higher priority (§9.2).
+        // A matching rule wins over request settings only with a higher priority.
         const floor = meta.settings || legacy ? LOW_SETTINGS_PRIORITY : hit ? hit.rule.priority ?? LOW_SETTINGS_PRIORITY : -Infinity;
         const matched = matchRule(conditional, meta, floor, task ?? (() => messageTask(Buffer.alloc(0), meta)));
         if (matched) return byId.get(matched.id)!.compiled;

@@ -1,4 +1,4 @@
-// The `rewrite subject` value (scan-protocol.md §5.11): a template with %s (original subject),
+// The `rewrite subject` value: a template with %s (original subject),
 // %d (score, two decimals) and %% (a percent sign), RFC 2047-encoded when it is not ASCII.
 
 /** Rspamd's built-in template when neither settings nor config give one. */

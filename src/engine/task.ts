@@ -1,6 +1,6 @@
 // One message being scanned: the `Task` modules see. Facts (parsed message, Received chain,
 // envelope) are computed on first use and cached; results go into the task's Scoring;
-// milter instructions are merged per scan-protocol.md §10.2.
+// milter instructions from several modules are merged as Rspamd merges them.
 
 import { setMaxListeners } from 'node:events';
 import type {
@@ -48,9 +48,9 @@ export class ScanTask implements Task {
   readonly actions: readonly ActionEntry[];
   readonly requiredScore: number;
   /**
-   * Filters stop early above this score (engine.md §2.5). It is the configured highest spam
+   * Filters stop early above this score. It is the configured highest spam
    * threshold, not the per-request one: Rspamd 3.4 kept running rules past a lowered
-   * threshold in every settings capture (fixtures a32, a40, a44).
+   * threshold in every settings case recorded from it.
    */
   readonly spamLimit: number;
   readonly flagSet: Set<string>;

@@ -1,4 +1,4 @@
-// Counters of a fuzzy storage worker, in the shape of `rspamadm control fuzzystat` (fuzzy.md §8.2).
+// Counters of a fuzzy storage worker, in the shape of `rspamadm control fuzzystat`.
 
 export interface FuzzyCounters {
   checked: number;

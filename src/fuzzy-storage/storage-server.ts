@@ -1,4 +1,4 @@
-// The fuzzy storage worker (fuzzy.md §7): answers Rspamd's UDP fuzzy protocol, plain and
+// The fuzzy storage worker: answers Rspamd's UDP fuzzy protocol, plain and
 // encrypted, from a FuzzyStore, so Rspamd scanners can use mailsift's storage.
 import dgram from 'node:dgram';
 import ipaddr from 'ipaddr.js';

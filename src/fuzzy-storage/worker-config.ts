@@ -1,4 +1,4 @@
-// `workers.fuzzy` in mailsift.yaml: the standalone fuzzy storage worker (fuzzy.md §7.4), off by
+// `workers.fuzzy` in mailsift.yaml: the standalone fuzzy storage worker, off by
 // default. Keys keep Rspamd's names so a worker-fuzzy.inc translates one to one.
 import { z } from 'zod';
 import { KeypairConfig } from '../crypto/keypair-schema.js';

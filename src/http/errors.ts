@@ -85,7 +85,7 @@ export const ERROR_TABLE: Readonly<Record<string, ErrorEntry>> = {
   // module is off), or none has a classifier of the requested name.
   LEARN_NO_CLASSIFIER: { status: 404, domain: 'task-error' },
   LEARN_CLASSIFIER_UNKNOWN: { status: 404, domain: 'task-error' },
-  // The proxy (src/proxy/, proxy-milter.md §3.11): an upstream group that could not answer. The
+  // The proxy (src/proxy/): an upstream group that could not answer. The
   // message is the reason phrase Rspamd's proxy sends; the connection is closed after each.
   ERR_RELAY_NO_BACKEND: { status: 404, domain: 'transport-error' },
   ERR_RELAY_TIMEOUT: { status: 504, domain: 'transport-error' },

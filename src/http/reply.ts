@@ -45,7 +45,7 @@ function safeReason(reason: string): string {
 /**
  * 1xx, 204 and 304 replies end at their header block (RFC 9110 §6.4.1): a body there would be
  * read by the client as the start of the next reply. Rspamd 3.4 sends its 204 learn refusals
- * with a body anyway (controller.md §1.6); here the text travels in the reason phrase only.
+ * with a body anyway; here the text travels in the reason phrase only.
  */
 export function statusForbidsBody(status: number): boolean {
   return status < 200 || status === 204 || status === 304;

@@ -1,6 +1,6 @@
 // Parsing a complete request head (request line + header lines) into a ParsedRequest shell:
 // HTTP/1.x request lines in origin- or absolute-form with query parameters turned into
-// headers (scan-protocol.md §1.5), and the legacy spamc/RSPAMC text request lines (§7).
+// headers, and the legacy spamc/RSPAMC text request lines.
 
 import { MailsiftError } from './errors.js';
 import type { ParsedRequest } from './request-parser.js';
@@ -135,7 +135,7 @@ function parseHeaderLines(lines: string[]): RequestHeaders {
   return headers;
 }
 
-/** Origin-form or absolute-form target → path and query parameters (scan-protocol.md §1.5). */
+/** Origin-form or absolute-form target → path and query parameters. */
 export function parseTarget(target: string): { path: string; query: Map<string, string> } {
   let rest = target;
   if (!rest.startsWith('/')) {

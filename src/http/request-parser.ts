@@ -25,7 +25,7 @@ export interface ParsedRequest {
   /** The body ended with EOF: the connection cannot be reused. */
   closeDelimited: boolean;
   keepAlive: boolean;
-  /** Legacy text dialect (`SYMBOLS SPAMC/1.2`, `CHECK RSPAMC/1.3`), scan-protocol.md §7. */
+  /** Legacy text dialect (`SYMBOLS SPAMC/1.2`, `CHECK RSPAMC/1.3`). */
   legacy?: LegacyDialect;
 }
 

@@ -25,7 +25,7 @@ export interface TransportOptions {
   serverName?: string;
   /** Called with errors that have no code (bugs), before the 500 reply. */
   onUnknownError?: (err: unknown) => void;
-  /** HTTP encryption (spec/encryption.md) when the worker has a keypair; see src/http/crypt/. */
+  /** HTTP encryption when the worker has a keypair; see src/http/crypt/. */
   crypt?: HttpCryptServer;
   /**
    * The whole reply (status line included) for a legacy spamc/RSPAMC request that failed before

@@ -1,7 +1,7 @@
 // Native HTTPS for any worker: a tls.Server whose decrypted sockets are handed to the same
 // HTTP/1.x transport as plain ones, so limits, time-outs, keep-alive and routing are shared.
 // Optional client certificates are verified against a CA file; the issuer of a verified
-// certificate reaches the task as `TLS-Cert-Issuer` (interface.md), the header a
+// certificate reaches the task as `TLS-Cert-Issuer`, the header a
 // TLS-terminating proxy in front of Rspamd would add. Certificates are re-read on reload
 // (SIGHUP) and swapped with setSecureContext: open connections keep their session.
 
@@ -29,7 +29,7 @@ export interface TlsListenOptions {
  */
 export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 
-/** The request header that carries the client certificate's issuer (interface.md). */
+/** The request header that carries the client certificate's issuer. */
 export const CERT_ISSUER_HEADER = 'TLS-Cert-Issuer';
 
 /** Reads and checks the PEM files; throws ERR_TLS_FILES / ERR_TLS_CONFIG with the file named. */

@@ -1,4 +1,4 @@
-// The maps framework (plugins.md §b): declared maps with file, http(s) and inline sources,
+// The maps framework: declared maps with file, http(s) and inline sources,
 // set/hash/regexp/glob/radix lookups, background reloading, and the registry the controller
 // reads. Modules use it through the plugin API (`ctx.maps`).
 

@@ -1,4 +1,4 @@
-// Compiled map data per kind (plugins.md §b.3). Everything is built once per (re)load; a
+// Compiled map data per kind. Everything is built once per (re)load; a
 // lookup never compiles anything. A map reload builds a new MapData and swaps it in whole.
 
 import type { MapEntry } from './parse-lines.js';

@@ -1,4 +1,4 @@
-// The line format shared by every map kind (plugins.md §b.2): `key [whitespace value]`, `#`
+// The line format shared by every map kind: `key [whitespace value]`, `#`
 // comments (also after a value) unless written `\#`, quoted keys with backslash escapes, and
 // `/pattern/flags` keys for regexp maps. Pure: text in, entries out.
 

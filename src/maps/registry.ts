@@ -47,7 +47,7 @@ interface Entry {
 export class MapRegistry {
   readonly #opts: MapRegistryOptions;
   readonly #entries: Entry[] = [];
-  /** Identical definitions share one map (plugins.md §b.3, "cached by content"). */
+  /** Identical definitions share one map ("cached by content"). */
   readonly #byDef = new Map<string, Entry>();
   #fileTimer: NodeJS.Timeout | undefined;
   #closed = false;

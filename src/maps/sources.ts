@@ -1,4 +1,4 @@
-// Where a map's text comes from (plugins.md §b.1): a local file (re-read when its mtime or
+// Where a map's text comes from: a local file (re-read when its mtime or
 // size changes), an http(s) URL (conditional GET with If-Modified-Since / If-None-Match; a
 // 304 keeps the data) or inline lines. A source's `fetch` returns new text, or undefined
 // when nothing changed; it throws when the source cannot be read.
@@ -141,7 +141,7 @@ export function createStaticSource(lines: readonly string[]): SourceState {
   return new StaticSource(lines.join('\n'));
 }
 
-/** Writable by us, or creatable in a writable directory (controller.md §4.11 `editable`). */
+/** Writable by us, or creatable in a writable directory (what /maps reports as `editable`). */
 export async function isEditable(path: string): Promise<boolean> {
   try {
     await access(path, constants.W_OK);

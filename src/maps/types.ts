@@ -1,8 +1,8 @@
-// The maps framework's public shapes (plugins.md §b): how a map is declared, what a module
+// The maps framework's public shapes: how a map is declared, what a module
 // gets back to look keys up, and what the controller lists. Modules reach maps only through
 // the plugin API (`ctx.maps.add`), which re-exports these types.
 
-/** Lookup semantics of a map (plugins.md §b.3). */
+/** Lookup semantics of a map. */
 export type MapKind = 'set' | 'hash' | 'regexp' | 'regexp_multi' | 'glob' | 'glob_multi' | 'radix';
 
 /**

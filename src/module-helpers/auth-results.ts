@@ -88,7 +88,7 @@ const DKIM_AR: Partial<Record<AuthResultValue, string>> = { pass: 'pass', fail: 
 
 /**
  * Authentication-Results method results (RFC 8601) from the checks that ran, in Rspamd 3.4's
- * order and wording (fixture b01): dkim (one per signature, or `none`), spf, dmarc, then arc
+ * order and wording (as its recorded replies show): dkim (one per signature, or `none`), spf, dmarc, then arc
  * when a chain was present. Empty when no check ran.
  */
 export function authResultRows(task: Task): string[] {

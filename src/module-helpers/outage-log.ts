@@ -1,6 +1,6 @@
 // How a module reports a dependency it cannot reach during scans (a store down or not answering,
 // DNS lookups failing). The check is skipped or gets its _FAIL symbol and the scan goes on
-// (DESIGN point 8); at hundreds of scans a second a log line per scan would bury everything else,
+// (a dependency failure is a result, never a crash); at hundreds of scans a second a log line per scan would bury everything else,
 // so the outage is logged once per period, with how many failures the period saw, and each scan
 // only at debug level.
 

@@ -13,7 +13,7 @@ export type DnsErrorCode =
   | 'LIMIT'
   | 'BADNAME';
 
-/** The strings Rspamd's resolver hands to Lua callbacks (plugins.md e.2). */
+/** The strings Rspamd's resolver hands to Lua callbacks. */
 const RSPAMD_TEXT: Record<DnsErrorCode, string> = {
   NXDOMAIN: 'no records with this name',
   NODATA: 'requested record is not found',

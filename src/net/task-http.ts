@@ -1,4 +1,4 @@
-// HTTP requests of one task (plugins.md §e.1). Any status is a response, not an error; failures
+// HTTP requests of one task. Any status is a response, not an error; failures
 // (time-out, DNS, refused, reset, body too large) are `err` text in Rspamd's wording. Host names
 // go through the worker's resolver so lookups share its cache and the task's deadline.
 

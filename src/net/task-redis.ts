@@ -1,4 +1,4 @@
-// Redis commands of one task (plugins.md §e.4): `request(params, attrs, command)` in callback or
+// Redis commands of one task: `request(params, attrs, command)` in callback or
 // awaited form, and `connect(params)` for a batch of commands sent in one round trip. Replies
 // come back as data (nil → null); error replies and time-outs are error text, never throws.
 

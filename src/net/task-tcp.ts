@@ -1,4 +1,4 @@
-// TCP exchanges of one task (plugins.md §e.3): a one-shot request (write the data, read the
+// TCP exchanges of one task: a one-shot request (write the data, read the
 // reply) in callback or awaited form, and a connection for step-by-step awaited exchanges.
 // Host names go through the worker's resolver; every step is bounded by the call's timeout and
 // the task deadline, and the socket is destroyed when the task ends.

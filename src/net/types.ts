@@ -1,5 +1,5 @@
-// The network calls a symbol makes through its task (interface.md "Plugin scripting calls for
-// network access", plugins.md §e). Each call has two forms: pass `callback` and it returns at
+// The network calls a symbol makes through its task (the network calls
+// of Rspamd's Lua API: rspamd_http, rspamd_dns, rspamd_redis, rspamd_tcp). Each call has two forms: pass `callback` and it returns at
 // once (true: scheduled), or leave it out and await the result — the awaited form is only
 // allowed in symbols registered with the `coro` flag. Every call is bounded by its own timeout
 // and by the task deadline, keeps its symbol pending until it completes, and is cancelled when

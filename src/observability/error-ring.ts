@@ -1,4 +1,4 @@
-// The /errors ring (controller.md §4.6): the most recent error-level log lines of every
+// The /errors ring: the most recent error-level log lines of every
 // process, newest first. Each process hands its error lines to a sink; the supervisor (or the
 // single process) keeps the ring.
 

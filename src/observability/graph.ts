@@ -1,4 +1,4 @@
-// Throughput series per action for /graph (controller.md §4.17): four archives with Rspamd's
+// Throughput series per action for /graph: four archives with Rspamd's
 // resolutions, each a sparse map bucket → six per-action message counts. A bucket exists once
 // the server was up during it (an idle minute is 0, a minute the server was down is null), and
 // the whole thing is persisted by the stats hub so the series survive restarts.
@@ -12,7 +12,7 @@ export interface ArchiveSpec {
   rows: number;
 }
 
-/** Rspamd's archives (§4.17 table), by the `type=` values the 3.4 web UI sends. */
+/** Rspamd's archives, by the `type=` values the 3.4 web UI sends. */
 export const GRAPH_ARCHIVES: Readonly<Record<GraphType, ArchiveSpec>> = {
   day: { step: 60, rows: 1440 },
   week: { step: 300, rows: 2016 },
@@ -21,7 +21,7 @@ export const GRAPH_ARCHIVES: Readonly<Record<GraphType, ArchiveSpec>> = {
 };
 export type GraphType = 'day' | 'week' | 'month' | 'year';
 export const GRAPH_TYPES = Object.keys(GRAPH_ARCHIVES) as GraphType[];
-/** interface.md's names are the web UI's labels for the same four archives. */
+/** The web UI's labels for the same four archives. */
 export const GRAPH_TYPE_ALIASES: Readonly<Record<string, GraphType>> = { hourly: 'day', daily: 'week', weekly: 'month', monthly: 'year' };
 /** Points a series is consolidated to (Rspamd renders at most ~500). */
 const GRAPH_POINTS = 500;

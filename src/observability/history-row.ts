@@ -1,4 +1,4 @@
-// One /history row in the version-2 layout the web UI reads (controller.md §4.19 b): the scan
+// One /history row in the version-2 layout the web UI reads: the scan
 // result's metric fields plus envelope and MIME facts. The MIME facts (From, To/Cc, Subject)
 // come from a bounded look at the header block, so a history row never re-parses the message.
 

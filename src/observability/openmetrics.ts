@@ -1,5 +1,5 @@
-// /metrics in OpenMetrics text (interface.md "Metrics", controller.md §4.4): the same blocks and
-// order as Rspamd 3.4, with the `service_` prefix our interface names, `process_start_time_seconds`
+// /metrics in OpenMetrics text: the same blocks and
+// order as Rspamd 3.4, with the default `service_` prefix, `process_start_time_seconds`
 // unprefixed, and `# EOF` last. As in Rspamd 3.4, counters are declared under their full
 // `_total` name (HELP/TYPE and samples share one name), which Prometheus text parsers expect.
 
@@ -23,7 +23,7 @@ export interface MetricsInput {
   fuzzy: Array<[string, number]>;
 }
 
-/** The prefix the interface gives the metric families; `workers.controller.metrics_prefix` changes it. */
+/** The default prefix of the metric families; `workers.controller.metrics_prefix` changes it. */
 export const DEFAULT_METRIC_PREFIX = 'service_';
 export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 

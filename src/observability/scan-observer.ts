@@ -25,7 +25,7 @@ export function createScanObserver(opts: { recorder: StatsRecorder; log: Logger 
   const { recorder, log } = opts;
   return (info) => {
     recorder.scan(info.result, info.seconds);
-    // Tasks flagged not to be logged are not kept in the history either (controller.md §4.19).
+    // Tasks flagged not to be logged are not kept in the history either.
     if (!info.meta.log) return;
     let row;
     try {

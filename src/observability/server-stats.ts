@@ -1,13 +1,13 @@
-// The server counters of controller.md §3.2 as plain data: what one worker accumulates between
+// The server counters /stat shows, as plain data: what one worker accumulates between
 // two flushes (StatsDelta) and the aggregate the supervisor keeps and persists (StatsState).
 // Workers send deltas, never per-scan messages, so IPC cost does not grow with the scan rate.
 
 import type { ActionName, ScanResult } from '../core/scan-types.js';
 import { dataRecord, ownValue } from '../core/records.js';
 
-/** Internal action order of /stat, /metrics and /graph (controller.md §3.1). */
+/** Internal action order of /stat, /metrics and /graph. */
 export const ACTION_ORDER = ['reject', 'soft reject', 'rewrite subject', 'add header', 'greylist', 'no action'] as const satisfies readonly ActionName[];
-/** Actions counted as spam (§3.1); the rest are ham. */
+/** Actions counted as spam; the rest are ham. */
 const SPAM_ACTIONS = 4;
 /** Length of the scan time ring (Rspamd keeps the last 31). */
 export const SCAN_TIMES_RING = 31;
@@ -118,7 +118,7 @@ export function applyDelta(st: StatsState, d: StatsDelta): void {
   }
 }
 
-/** /statreset (§4.3): counters to zero; scan times and symbol counters are kept. */
+/** /statreset: counters to zero; scan times and symbol counters are kept. */
 export function resetCounters(st: StatsState): void {
   st.scanned = 0;
   st.learned = 0;

@@ -1,4 +1,4 @@
-// The one place server statistics are aggregated (DESIGN "Process model"): the supervisor in
+// The one place server statistics are aggregated: the supervisor in
 // cluster mode, the process itself with --single. Workers feed it deltas, error lines and
 // history rows; the controller reads snapshots, graphs and errors from it. It persists to the
 // KvStore every PERSIST_INTERVAL_MS and on stop, and reloads at start, so counters survive
@@ -39,7 +39,7 @@ export interface StatsSnapshot {
 /** What the controller reads. Async because in cluster mode it is an IPC round trip. */
 export interface StatsView {
   snapshot(): Promise<StatsSnapshot>;
-  /** Resets the counters; resolves to the snapshot taken just before (§4.3). */
+  /** Resets the counters; resolves to the snapshot taken just before. */
   reset(): Promise<StatsSnapshot>;
   graph(type: GraphType): Promise<GraphPoint[][]>;
   errors(): Promise<ErrorEntry[]>;

@@ -1,6 +1,6 @@
-// Controller endpoints a module owns (interface.md "Plugin endpoint definition"): a module
+// Controller endpoints a module owns: a module
 // registers them in setup with ctx.endpoint(plugin, path, def); the controller only dispatches,
-// authenticates (by `enable`) and frames the reply. The connection and task keep the seed's
+// authenticates (by `enable`) and frames the reply. The connection and task keep Rspamd's
 // snake_case names beside camelCase ones, so handlers ported from Rspamd read as they did.
 
 import type { Message } from '../message/types.js';

@@ -27,12 +27,12 @@ export type { MapDefinition, MapHandle, MapKind } from '../maps/types.js';
 export type { CompiledSelector, SelectorResult, SelectorTask } from '../selectors/index.js';
 export { isSelectorError, setPoolVar } from '../selectors/index.js';
 
-/** Stages in the order they run (engine.md §1.2). */
+/** Stages in the order they run. */
 export const STAGES = ['connfilter', 'prefilters', 'filters', 'postfilters', 'idempotent'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /**
- * Registration flags (engine.md §2.2). `coro`: the callback awaits network calls.
+ * Registration flags. `coro`: the callback awaits network calls.
  * `explicit_disable`: keeps running under `symbols_enabled` unless named in `symbols_disabled`.
  * `ignore_passthrough`: runs even after a pre-result decided the action.
  * `empty`: runs even for an empty message. `skip_process`-safe symbols carry `no_mime`.
@@ -83,7 +83,7 @@ export interface CompositeDef {
   score?: number;
   group?: string;
   description?: string;
-  /** What happens to the atoms' scores when the composite matches (engine.md §6.5). */
+  /** What happens to the atoms' scores when the composite matches. */
   policy?: 'default' | 'remove_all' | 'remove_symbol' | 'remove_weight' | 'leave';
 }
 
@@ -110,7 +110,7 @@ export interface Task {
   getSymbol(name: string): SymbolResult | undefined;
   setFlag(flag: string): void;
   setPreResult(pre: PreResult): void;
-  /** Merge into the milter reply (scan-protocol.md §10.2 merge rules). */
+  /** Merge into the milter reply. */
   addMilterHeader(name: string, value: string, order?: number): void;
   removeMilterHeader(name: string, order?: number): void;
   setMilter(patch: MilterReply): void;
@@ -162,7 +162,7 @@ export interface ModuleContext<C> {
    * work a client waits on and must not lose to a slow moment: learning from an endpoint.
    */
   readonly learnStores?: Stores;
-  /** Maps (plugins.md §b): declare one in setup, look keys up in callbacks; reloaded in the background. */
+  /** Maps: declare one in setup, look keys up in callbacks; reloaded in the background. */
   readonly maps: ModuleMaps;
   /**
    * Every symbol the engine knows, sorted by name. Complete only once every module is set up,
@@ -170,7 +170,7 @@ export interface ModuleContext<C> {
    */
   symbolTable(): readonly SymbolTableEntry[];
   /**
-   * A controller endpoint this module serves (interface.md "Plugin endpoints"): `path` is a name,
+   * A controller endpoint this module serves: `path` is a name,
    * served at `/plugins/{plugin}/{path}`, or an absolute path (`/learnspam`). A local plugin
    * registering endpoints under the same `plugin` name replaces all of this plugin's endpoints.
    * Endpoints stay registered when the module disables itself (they can say why they refuse).
@@ -179,7 +179,7 @@ export interface ModuleContext<C> {
   /** A classifier that learns messages handed to endpoints (`task.learn`). */
   learner(learner: Learner): void;
   /**
-   * Compiles a selector (plugins.md §a) once, in setup; run it in callbacks with
+   * Compiles a selector once, in setup; run it in callbacks with
    * `.combine(task)`, `.flatten(task)` or `.results(task)`. A bad selector throws a coded
    * error (`ERR_SELECTOR_*`): left uncaught it fails the module's setup, which configtest reports.
    * `maps` names the maps `filter_map`, `except_map` and `apply_map` may use.

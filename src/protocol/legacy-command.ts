@@ -1,5 +1,5 @@
-// The legacy text protocols (SpamAssassin's spamc dialect and Rspamd's RSPAMC dialect; spec
-// proxy-milter.md §5, scan-protocol.md §7): what the server does with each command, and how a
+// The legacy text protocols (SpamAssassin's spamc dialect and Rspamd's RSPAMC dialect, as
+// Rspamd 3.4 and spamd answer them): what the server does with each command, and how a
 // failure is told to the client. Shared by the normal worker and the proxy's legacy front end.
 
 import { classifyError, MailsiftError } from '../http/errors.js';

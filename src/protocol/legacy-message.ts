@@ -161,7 +161,7 @@ class HeaderEditor {
     return at;
   }
 
-  /** milter `remove_headers` semantics (proxy-milter.md §4.11): 0 all, N the N-th, -N the N-th from the end. */
+  /** milter `remove_headers` semantics: 0 all, N the N-th, -N the N-th from the end. */
   remove(name: string, n: number): void {
     if (!this.#spend() || !Number.isInteger(n)) return;
     const at = this.#positions(name.toLowerCase());
@@ -173,7 +173,7 @@ class HeaderEditor {
   }
 
   /**
-   * milter `add_headers` semantics (§4.10): no order or -1 appends, N >= 0 inserts before the
+   * milter `add_headers` semantics: no order or -1 appends, N >= 0 inserts before the
    * N-th field (0: at the top), -N counts from the end. A milter's +2 for the MTA's own Received
    * does not apply: this message has all its headers here.
    */

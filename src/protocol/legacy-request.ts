@@ -40,7 +40,7 @@ const HOP_HEADERS: ReadonlySet<string> = new Set(['content-length', 'transfer-en
 
 /**
  * The headers of a legacy request as an upstream scanner should see them in the `/checkv2`
- * request the proxy builds (proxy-milter.md §5.5), with the body from legacyBody. Rspamd 3.4's
+ * request the proxy builds, with the body from legacyBody. Rspamd 3.4's
  * proxy forwards a spamc `User:`, so the upstream takes it for an SMTP AUTH user while a direct
  * spamc connection ignores it; `spamd` mode drops it so both paths scan alike, `rspamd` keeps it.
  */

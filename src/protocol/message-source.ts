@@ -1,4 +1,4 @@
-// Message sources other than the request body (scan-protocol.md §3.2, proxy-milter.md §3.7):
+// Message sources other than the request body:
 // `Shm` (+ `Shm-Offset`, `Shm-Length`) names a POSIX shared-memory segment holding the message,
 // `File` (or `Path`) a file on this host. Rspamd's proxy uses `Shm` with an empty body for every
 // upstream on a local address, so ignoring it would scan an empty message and pass anything.

@@ -1,4 +1,4 @@
-// A lenient multipart/form-data reader for /checkv3 bodies (scan-protocol.md §8.1): part
+// A lenient multipart/form-data reader for /checkv3 bodies: part
 // headers end at the first blank line, delimiters may follow CRLF or LF, the preamble is
 // skipped and the closing delimiter ends parsing. The body is already complete in memory.
 

@@ -1,4 +1,4 @@
-// /checkv2 request headers → ScanMeta (scan-protocol.md §3). Headers interpreted while
+// /checkv2 request headers → ScanMeta. Headers interpreted while
 // walking take the last occurrence; Settings, maxscore/softscore take the first, as in
 // Rspamd. Bad envelope values are logged, dropped and flag the task; nothing here throws.
 

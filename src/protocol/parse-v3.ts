@@ -1,6 +1,6 @@
 // /checkv3: multipart/form-data with an optional `metadata` part (JSON, or msgpack when the
 // part's type says so) and a required `message` part (per-part zstd). Metadata fields map
-// onto the same ScanMeta the v2 headers produce (scan-protocol.md §8.2); values of the
+// onto the same ScanMeta the v2 headers produce; values of the
 // wrong type are ignored. Every failure is a 400 naming the problem.
 
 import { decode as msgpackDecode } from '@msgpack/msgpack';

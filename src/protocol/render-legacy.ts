@@ -1,5 +1,5 @@
 // The v1 reply of /check, /symbols, /scan, /process, /report, /report_ifspam
-// (scan-protocol.md §5.6): scalars and symbols inside `default`, no metric_score,
+// (Rspamd's v1 layout): scalars and symbols inside `default`, no metric_score,
 // `is_spam`, and the milter block named `rmilter`.
 
 import type { ScanResult } from '../core/scan-types.js';
@@ -10,7 +10,7 @@ type Obj = { [k: string]: ReplyValue };
 
 /**
  * Only `no action` keeps its built-in ham flag under a stock config (a configured greylist
- * threshold drops it, fixture a21b), so every other action reports spam.
+ * threshold drops it), so every other action reports spam.
  */
 function isSpam(action: string): boolean {
   return action !== 'no action';

@@ -1,4 +1,4 @@
-// Legacy text replies (scan-protocol.md §7, proxy-milter.md §5.2–5.3): the RSPAMC dialect Exim
+// Legacy text replies: the RSPAMC dialect Exim
 // parses with sscanf, and SpamAssassin's SPAMC dialect that spamc reads. Every reply is a pure
 // function of the scan result object of a /checkv2 reply (what JSON.parse gives for the v2 body),
 // so the normal worker renders its own scans and the proxy renders an upstream's reply the same
@@ -102,7 +102,7 @@ export function renderLegacyReply(dialect: LegacyDialect, command: LegacyCommand
 }
 
 /**
- * An upstream's reply body rendered for a legacy client (proxy-milter.md §5.5): its scan result,
+ * An upstream's reply body rendered for a legacy client: its scan result,
  * or, when the body is not a JSON object, the body as is under the dialect's status line.
  */
 export function renderLegacyFromBody(dialect: LegacyDialect, command: LegacyCommand, body: Buffer, opts: LegacyRenderOptions = {}): Buffer {

@@ -1,4 +1,4 @@
-// ScanResult → the /checkv2 reply object, keys in Rspamd 3.4's order (scan-protocol.md §5.1).
+// ScanResult → the /checkv2 reply object, keys in Rspamd 3.4's order.
 // The object is plain data: emitJson() writes it with Rspamd's number format, msgpack
 // encodes it as is. `thresholds`/`passthrough_module` (3.5+) are left out to match 3.4.
 

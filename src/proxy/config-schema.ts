@@ -1,4 +1,4 @@
-// `workers.proxy` in mailsift.yaml (proxy-milter.md §2): the proxy worker, off by default. Keys
+// `workers.proxy` in mailsift.yaml: the proxy worker, off by default. Keys
 // keep Rspamd's names where it has one (`max_retries`, `discard_on_reject`, `spam_header`, an
 // upstream group's `hosts`, `key`, `compression`, `settings_id`) so a worker-proxy.inc
 // translates line by line; checked strictly like every other section, cross-key problems (two
@@ -78,7 +78,7 @@ const PublicKey = z.string().transform((v, ctx): { text: string; bytes: Uint8Arr
 
 const HeaderValue = z.string().min(1).max(MAX_HEADER_VALUE).refine((s) => !/[\r\n\0]/.test(s), 'one line of text');
 
-/** What a master group and a mirror share (§2.2, §2.3). */
+/** What a master group and a mirror share. */
 const LegKeys = {
   hosts: Hosts.optional(),
   /** Rotation when `hosts` has no prefix (Rspamd's proxy asks for round robin). */
@@ -140,14 +140,14 @@ export const ProxyWorkerSchema = z
     max_errors: z.int().min(0).max(1000).optional(),
     /** How long a failed host stays out before it is tried again (plus up to 40 % jitter). */
     revive_time: Duration.pipe(z.number().min(0).max(MAX_PROXY_TIMEOUT_S)).default(60),
-    // Milter front end (§4.9).
+    // Milter front end.
     discard_on_reject: z.boolean().default(false),
     quarantine_on_reject: z.boolean().default(false),
     spam_header: HeaderValue.default('X-Spam'),
     reject_message: HeaderValue.default('Spam message rejected'),
     quarantine_message: HeaderValue.default('Spam message quarantined'),
     tempfail_message: HeaderValue.default('Try again later'),
-    /** Client-certificate issuer whose subjects count as authenticated users (§4.5). */
+    /** Client-certificate issuer whose subjects count as authenticated users. */
     client_ca_name: z.string().min(1).optional(),
     /**
      * spamc/RSPAMC lines through the proxy (`spamd` or Rspamd 3.4's `rspamd`, as

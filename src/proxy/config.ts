@@ -1,4 +1,4 @@
-// The proxy worker's configuration as the code uses it (proxy-milter.md §2.5): resolved from
+// The proxy worker's configuration as the code uses it: resolved from
 // the validated `workers.proxy` section, with every default and derived limit filled in, so the
 // front ends (HTTP, milter, legacy lines) and the relay read plain values.
 
@@ -50,7 +50,7 @@ export interface ProxyRuntimeConfig {
   maxMessage: number;
   /** Requests no group claims are scanned in-process. */
   selfScan: boolean;
-  /** Enabled groups by name as written; looked up case-insensitively (§3.4). */
+  /** Enabled groups by name as written; looked up case-insensitively. */
   upstreams: Record<string, UpstreamGroupConfig>;
   /** The group for requests whose `Host` names none; undefined: self-scan (when `selfScan`) or "Backend not found". */
   defaultUpstream?: string;
@@ -59,7 +59,7 @@ export interface ProxyRuntimeConfig {
   /** HTTP encryption for the proxy's own clients. */
   keypair?: KexKeypair;
   encryptedOnly: boolean;
-  /** What the milter front end is told (§4.9), resolved with the milter module's defaults and caps. */
+  /** What the milter front end is told, resolved with the milter module's defaults and caps. */
   milter: MilterOptions;
   /** spamc/RSPAMC behaviour of the legacy lines (legacy_compat). */
   legacyCompat: LegacyCompat;
@@ -83,7 +83,7 @@ function legOf(name: string, v: ProxyWorkerValue['upstreams'][string] | ProxyWor
 }
 
 /**
- * The default group (§3.4): the one named by `default_upstream` or marked `default: true`, else
+ * The default group: the one named by `default_upstream` or marked `default: true`, else
  * the first self-scan group, else the only group; none when the worker self-scans instead.
  */
 function defaultGroup(p: ProxyWorkerValue, groups: Record<string, UpstreamGroupConfig>): string | undefined {
@@ -122,7 +122,7 @@ export function proxyRuntimeConfig(p: ProxyWorkerValue, actions: Record<string, 
     upstreams,
     ...(defaultUpstream !== undefined ? { defaultUpstream } : {}),
     mirrors,
-    // Rspamd's proxy sets these from its own options (§2.2): a host may fail every attempt of
+    // Rspamd's proxy sets these from its own options: a host may fail every attempt of
     // one request (max_retries − 1 errors) and stay up; one more inside the window takes it out.
     failure: {
       errorTimeMs: (p.error_time ?? p.max_retries * p.timeout) * 1000,

@@ -1,8 +1,8 @@
-// The proxy's HTTP front end (proxy-milter.md §3): every request an HTTP client sends (the
-// scan paths, /ping, anything else) is cleaned up (§3.3), routed by its `Host` (§3.4) and
+// The proxy's HTTP front end: every request an HTTP client sends (the
+// scan paths, /ping, anything else) is cleaned up, routed by its `Host` and
 // relayed; the scanner's reply goes back with its own status, Content-Type (the /checkv3
-// boundary included, §3.10) and headers. Legacy SPAMC/RSPAMC lines are upgraded to /checkv2 and
-// answered in their dialect (§5.5). Relay failures become §3.11's status lines.
+// boundary included) and headers. Legacy SPAMC/RSPAMC lines are upgraded to /checkv2 and
+// answered in their dialect. Relay failures become the status lines Rspamd's proxy sends.
 
 import { MailsiftError } from '../http/errors.js';
 import { replyForError } from '../http/reply.js';
@@ -13,7 +13,7 @@ import type { LegacyCompat } from '../protocol/legacy-command.js';
 import { proxyLegacyReply } from './legacy-reply.js';
 import type { RelayRequest, RelayResponse, ScanRelay } from './relay-types.js';
 
-/** Client headers that describe the client's own connection or wrapping (§3.3); the relay writes its own. */
+/** Client headers that describe the client's own connection or wrapping; the relay writes its own. */
 const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'keep-alive', 'connection', 'key', 'host', 'expect', 'te', 'upgrade', 'proxy-connection']);
 /** Shared-memory sources name segments on the client's machine: meaningless upstream, dropped ([master]). */
 const SHM_HEADERS = new Set(['shm', 'shm-offset', 'shm-length']);
@@ -69,7 +69,7 @@ function toReply(res: RelayResponse, compress: boolean): Reply {
     headers.push([k, v]);
   }
   let body = res.body;
-  // §3.8 / scan-protocol v3 rule 3: the whole reply is wrapped for a client that asked, error replies never.
+  // As Rspamd does for zstd: the whole reply is wrapped for a client that asked, error replies never.
   if (compress && res.status >= 200 && res.status < 300 && body.length > 0) {
     body = zstdCompress(body);
     headers.push(['Compression', 'zstd'], ['Content-Encoding', 'zstd']);

@@ -1,4 +1,4 @@
-// Legacy SPAMC / RSPAMC lines through the proxy (proxy-milter.md §5.5): the request goes upstream
+// Legacy SPAMC / RSPAMC lines through the proxy: the request goes upstream
 // as an ordinary /checkv2, and the scanner's JSON comes back here to be rendered in the client's
 // dialect by the renderers the normal worker uses (src/protocol/render-text.ts), with the same
 // legacy_compat switch, so a client sees the bytes a direct connection gives.

@@ -1,7 +1,7 @@
 // The contract between the proxy's front ends (HTTP relay, milter, legacy spamc/rspamc lines)
 // and whatever answers the scan: a group of upstream scanners reached over Rspamd's HTTP scan
 // protocol, or the proxy's own engine (self-scan). Front ends build a RelayRequest exactly as
-// Rspamd's proxy would send it upstream (spec proxy-milter.md §3.6, §4.5) and read the scanner's
+// Rspamd's proxy would send it upstream and read the scanner's
 // reply back from a RelayResponse; how a host is chosen, retried, encrypted or compressed stays
 // behind ScanRelay.
 
@@ -19,9 +19,9 @@ export interface RelayRequest {
   body: Buffer;
   /** What the choice of upstream group and host may depend on. */
   route?: {
-    /** The client's `Host` header: a group of that name serves the request (§3.4). */
+    /** The client's `Host` header: a group of that name serves the request. */
     host?: string;
-    /** The proxy's client address: the key of `hash:` rotation (§2.2). */
+    /** The proxy's client address: the key of `hash:` rotation. */
     clientAddress?: string;
     /** Use this group by name (e.g. milter sessions always use the default group). */
     group?: string;
@@ -40,7 +40,7 @@ export interface RelayResponse {
 }
 
 /**
- * Coded failures of a relay, each mapped by the HTTP front end to the status of §3.11 and by the
+ * Coded failures of a relay, each mapped by the HTTP front end to the status Rspamd's proxy sends and by the
  * milter front end to one SMFIR_TEMPFAIL.
  */
 export type RelayErrorCode =

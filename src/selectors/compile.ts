@@ -1,4 +1,4 @@
-// Selector text → a function over the task (plugins.md §a.2). Parsing, name lookup and argument
+// Selector text → a function over the task. Parsing, name lookup and argument
 // checks happen once here, so a bad selector fails at load with a coded SelectorError; running
 // one is then a walk over the prepared pipeline. Any value that goes missing along the way
 // makes that selector, and the whole list, yield undefined.

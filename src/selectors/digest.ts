@@ -1,4 +1,4 @@
-// Digests for the `digest` transform and the `attachments` extractor (plugins.md §a.3): a hash
+// Digests for the `digest` transform and the `attachments` extractor: a hash
 // (keyed BLAKE2b-512 by default, keyed with BLAKE2b-512("rspamd") like Rspamd's MIME part
 // digests) in one of Rspamd's encodings.
 

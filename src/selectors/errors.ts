@@ -2,7 +2,7 @@
 // (configtest reports it) and a 500 on /plugins/selectors/check_message; both match on `code`.
 
 export type SelectorErrorCode =
-  /** The text does not follow the grammar (plugins.md §a.1); `position` says where. */
+  /** The text does not follow the grammar; `position` says where. */
   | 'ERR_SELECTOR_SYNTAX'
   /** An extractor or transform name nobody defined. */
   | 'ERR_SELECTOR_UNKNOWN'

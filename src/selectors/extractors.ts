@@ -1,4 +1,4 @@
-// The extractors (plugins.md §a.3): each takes one kind of fact out of the task and says its
+// The extractors: each takes one kind of fact out of the task and says its
 // type. No value (absent header, no attachments, no user) is `undefined`, which makes the whole
 // selector yield nothing. Facts Rspamd 3.4 falls back on when the request did not give them are
 // kept: the sender IP comes from the first Received hop, the SMTP sender from Return-Path.

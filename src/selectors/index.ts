@@ -1,4 +1,4 @@
-// The selectors framework (plugins.md §a): compile a selector text once, run it over tasks.
+// The selectors framework: compile a selector text once, run it over tasks.
 // Used by multimap (`type: selector`), ratelimit (bucket keys), rbl (`selector` checks),
 // settings (`selector` conditions), plugins (`ctx.selector`) and the controller's
 // /plugins/selectors/* endpoints.

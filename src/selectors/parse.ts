@@ -1,4 +1,4 @@
-// The selector grammar (plugins.md §a.1), as Rspamd master reads it: a list of expressions
+// The selector grammar, as Rspamd master reads it: a list of expressions
 // separated by `;` or `*`, each an extractor call, an optional `:method` and `.transform`s.
 // Hand-written descent over the text: every loop either consumes at least one character or
 // stops, and every repetition the input controls has a named cap, so any string ends in a

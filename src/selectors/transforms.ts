@@ -1,4 +1,4 @@
-// The transforms (plugins.md §a.4). Each declares the types it accepts and, for string
+// The transforms. Each declares the types it accepts and, for string
 // functions, `mapType`, so the pipeline (compile.ts) can map it over a list's elements.
 // Where Rspamd 3.4 misbehaves on its own lazy lists (`sort` and `pack_numbers` saw an empty or
 // unsorted list, `inverse` could never fire) we do what the documentation says.

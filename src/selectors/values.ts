@@ -1,4 +1,4 @@
-// Typed values flowing through a selector pipeline (plugins.md §a.2). Rspamd's types are kept by
+// Typed values flowing through a selector pipeline. Rspamd's types are kept by
 // name: strings, tables (plain records: addresses, headers, Received hops, symbols) and
 // "userdata" (objects with methods: URLs, e-mail addresses found in text, IP addresses), each
 // alone or as a list. Implicit conversion to text follows Rspamd: a table gives its `value`

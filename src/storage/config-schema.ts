@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { isServerAddress } from '../core/config-values.js';
 import { Duration } from '../core/value-schemas.js';
 
-// Stores (DESIGN "State"): `backend` picks SQLite or Redis for every store; `bayes`, `fuzzy`,
+// Stores: `backend` picks SQLite or Redis for every store; `bayes`, `fuzzy`,
 // `history` and `kv` may each override the back end and its connection settings.
 const MAX_STORE_TIMEOUT_S = 60; // a store call waiting longer than this stalls scans; it is a typo
 const StoreBackend = z.enum(['sqlite', 'redis']);

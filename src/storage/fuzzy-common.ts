@@ -1,4 +1,4 @@
-// Facts of the fuzzy matching rule shared by both back ends (fuzzy.md §7.2).
+// Facts of the fuzzy matching rule shared by both back ends.
 
 /** A long text carries this many shingles; slot j holds the j-th one. */
 export const FUZZY_SHINGLES = 32;

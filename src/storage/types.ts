@@ -1,4 +1,4 @@
-// Store interfaces (DESIGN "State"). Each has an embedded SQLite implementation (the default:
+// Store interfaces. Each has an embedded SQLite implementation (the default:
 // one file under data_dir, WAL, safe with several processes writing, durable before a write
 // resolves) and a Redis implementation (standalone, Sentinel or Cluster). One config key picks
 // the back end per store; one contract suite (test/storage/) runs against both.
@@ -96,7 +96,7 @@ export interface FuzzyStore {
   close(): Promise<void>;
 }
 
-/** One row of the rolling scan history, in the v2 layout the web UI reads (controller.md /history). */
+/** One row of the rolling scan history, in the v2 layout the web UI reads from /history. */
 export type HistoryRow = Record<string, unknown> & { unix_time: number; 'message-id'?: string };
 
 export interface HistoryStore {

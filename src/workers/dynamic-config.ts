@@ -16,7 +16,7 @@ import type { KvStore } from '../storage/types.js';
 
 export const DYNAMIC_CONF_KEY = 'mailsift:dynamic:conf';
 export const DYNAMIC_REV_KEY = 'mailsift:dynamic:rev';
-/** How often workers look for a new revision: the "within a second" of issue 3 with margin. */
+/** How often workers look for a new revision: a saved change reaches every worker within a second, with margin. */
 export const DYNAMIC_POLL_MS = 500;
 
 export interface DynamicConfDoc {

@@ -1,4 +1,4 @@
-// The proxy worker (proxy-milter.md §1): listens on every `bind` of workers.proxy (TCP and unix
+// The proxy worker: listens on every `bind` of workers.proxy (TCP and unix
 // sockets) and speaks HTTP (the scan protocol and the legacy lines, relayed) or milter there;
 // either way scans go through one ProxyRelay (upstream groups, mirrors, self-scan). The
 // supervisor starts it like the other roles (src/workers/supervisor.ts).

@@ -1,4 +1,4 @@
-// The process model (DESIGN "Process model"): a supervisor forks N normal workers that share
+// The process model: a supervisor forks N normal workers that share
 // the scan port through node:cluster plus one controller, restarts a crashed worker with
 // back-off, and stops everything gracefully on SIGTERM/SIGINT. `--single` runs both workers
 // in the calling process. Each worker process loads the configuration and builds its own
@@ -107,7 +107,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
     const plog = log.child('proxy');
     let selfScan: Handler | undefined;
     if (needsSelfScan(p)) {
-      // Self-scan (proxy-milter.md §3.13): the normal worker's route table over the proxy's own engine.
+      // Self-scan: the normal worker's route table over the proxy's own engine.
       tuneV8ForScanning();
       const scanner = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
       dynamic = startDynamicSync({ engine: scanner, kv: svc.stores.kv, log: plog });

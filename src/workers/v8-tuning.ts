@@ -6,10 +6,9 @@ import v8 from 'node:v8';
  * young collection) straight into the old generation. The scan path's sites get pretenured, even
  * with one scan at a time, though nearly all its objects die within the scan. Our reading of why
  * that costs so much: the dead old objects stay until a full collection, and until then they keep
- * the young objects they point to alive through every young collection. Measured over the development
- * corpus in one process (four paired runs of 9 750 scans, `--trace-gc-nvp`): young-collection
- * pause time 1 250–1 430 → 660–790 ms and bytes promoted 265–275 → 90–100 MB with pretenuring
- * off. Process-wide: under `--single` the controller shares the setting.
+ * the young objects they point to alive through every young collection. With pretenuring off,
+ * young-collection pauses and promoted bytes roughly halve over the development corpus
+ * (docs/tuning.md). Process-wide: under `--single` the controller shares the setting.
  */
 export function tuneV8ForScanning(): void {
   v8.setFlagsFromString('--no-allocation-site-pretenuring');

@@ -1,4 +1,4 @@
-// The heartbeat watchdog (issue 17 item 4). Every worker process sends the supervisor a
+// The heartbeat watchdog. Every worker process sends the supervisor a
 // heartbeat from a timer on its event loop each HEARTBEAT_INTERVAL_MS; a loop busy in one
 // synchronous stretch (a parser that does not advance, a stopped process) sends none. The
 // supervisor counts a worker without a heartbeat for LOST_AFTER_MS as not responding

@@ -1,4 +1,4 @@
-// Controller routes (controller.md): every route with its own parameters (query strings,
+// Controller routes: every route with its own parameters (query strings,
 // JSON bodies of the save endpoints, the Map/Classifier/Flag/Weight/Hash headers, messages
 // for learn and scan routes), sent with the enable password so the handlers run, then
 // mutated. /savemap is only ever aimed at maps whose file lies inside the fuzz server's temp
@@ -89,7 +89,7 @@ function routeRequest(rng: Rng, ctx: SurfaceContext, notes: Notes): RawRequest {
 }
 
 /**
- * The controller's documented 5xx replies (controller.md: Rspamd 3.4 answers these with 500,
+ * The controller's documented 5xx replies (Rspamd 3.4 answers these with 500,
  * 503, 505 or 506); any other 5xx is a finding.
  */
 const DOCUMENTED_500 = /\d+ workers are not responding|no healthy scanner workers are running|Invalid method|Module has no rules|Module disabled|Save error|Map read error|Map write error|Map rename error|IO timeout with fuzzy storage|Cannot query rrd|invalid selector|cannot generate hashes|Invalid cache|Unknown statistics error|Cannot push learned results|Add symbol failed/;

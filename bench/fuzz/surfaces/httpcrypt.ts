@@ -1,4 +1,4 @@
-// HTTPCrypt envelopes (encryption.md): validly sealed requests to the fuzz server's fixed
+// HTTPCrypt envelopes: validly sealed requests to the fuzz server's fixed
 // keypair, then mutated where a decrypting server must be careful: the Key header (short id,
 // client public key, low-order points, no `=`, repeated), the nonce, the MAC, the ciphertext,
 // a body too short for nonce + MAC, and validly sealed inner requests that are themselves

@@ -1,4 +1,4 @@
-// Whole milter sessions (proxy-milter.md §4) against the proxy worker in milter mode: the MTA
+// Whole milter sessions against the proxy worker in milter mode: the MTA
 // sessions recorded in fixtures/milter (a real Postfix and a Postfix-like client) and corpus
 // messages wrapped in a Postfix session, mutated as frames: wrong lengths (0, off by a few, a
 // 100 MB body chunk declared with a little sent), unknown command letters, macros and headers
@@ -254,7 +254,7 @@ export function mutateSession(rng: Rng, items: Item[], notes: Notes, others: Buf
         break;
       }
       case 'empty-eob': {
-        // EOB with no message data since the last reset (Rspamd closes; we answer, §4.8).
+        // EOB with no message data since the last reset (Rspamd closes; we answer).
         const r = transactionRange(items);
         if (r) items.splice(r[0], r[1] - r[0], { cmd: 'E', data: Buffer.alloc(0) });
         break;

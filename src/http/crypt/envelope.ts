@@ -1,5 +1,5 @@
 // Wire layouts of HTTPCrypt messages as Rspamd's client writes and reads them
-// (encryption.md §5, §7): the inner request, the outer `POST /post` around it, and the
+// (as rspamc and Rspamd's HTTP code lay them out): the inner request, the outer `POST /post` around it, and the
 // decrypted inner reply. Pure byte functions shared by mailsift's client and the tests.
 
 import { seal, sharedKey, open, BOX_OVERHEAD } from '../../crypto/cryptobox.js';
@@ -18,7 +18,7 @@ export interface InnerRequest {
 }
 
 /**
- * The plaintext a client encrypts (§5.3): HTTP/1.0 request line, `Content-Length` whenever
+ * The plaintext a client encrypts: HTTP/1.0 request line, `Content-Length` whenever
  * there is a body (a server cannot frame the inner body any other way), then the headers.
  */
 export function serializeInnerRequest(req: InnerRequest): Buffer {
@@ -65,7 +65,7 @@ export class BadPeerKeyError extends Error {
 }
 
 /**
- * Encrypts `inner` to the server key and wraps it in the outer request of §5.1: rspamc's
+ * Encrypts `inner` to the server key and wraps it in the outer request: rspamc's
  * HTTP/1.0 form (`POST /post`, Content-Length, Content-Type, `Connection: close`, `Key`) when
  * no host name is given, else the HTTP/1.1 form with `Connection` and `Host` first.
  */

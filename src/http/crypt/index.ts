@@ -1,4 +1,4 @@
-// HTTP encryption compatible with Rspamd's HTTPCrypt (spec/encryption.md).
+// HTTP encryption compatible with Rspamd's HTTPCrypt.
 export { HttpCryptServer, createHttpCrypt } from './server-crypt.js';
 export type { HttpCryptOptions, CryptSession, Unwrapped } from './server-crypt.js';
 export { formatKeyHeader, parseKeyHeader } from './key-header.js';

@@ -1,4 +1,4 @@
-// The `Key: <short id>=<client public key>` header of an encrypted request (encryption.md §5.2).
+// The `Key: <short id>=<client public key>` header of an encrypted request.
 
 import { base32Decode, base32DecodeExact, base32Encode } from '../../core/base32.js';
 import { KEY_BYTES } from '../../crypto/cryptobox.js';

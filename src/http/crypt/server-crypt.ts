@@ -1,4 +1,4 @@
-// The server side of HTTP encryption (encryption.md §6–§8), used by the transport: opens an
+// The server side of HTTP encryption, used by the transport: opens an
 // encrypted request into the inner request, seals the reply to the client's key, and turns
 // every failure into a coded error. `encrypted_only` refusals are decided here too.
 
@@ -83,7 +83,7 @@ export class HttpCryptServer {
     return { kind: 'opened', inner, session };
   }
 
-  /** The outer reply for `reply`: `200 OK` around the sealed inner reply (§7). */
+  /** The outer reply for `reply`: `200 OK` around the sealed inner reply. */
   wrap(reply: Reply, session: CryptSession, keepAlive: boolean, serverName: string): Reply {
     const raw = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
     const body = reply.raw ? raw : replyBodyBytes(reply);
@@ -115,7 +115,7 @@ export class HttpCryptServer {
 }
 
 /**
- * The decrypted bytes must be exactly one complete request (§6.4): a body needs a
+ * The decrypted bytes must be exactly one complete request: a body needs a
  * Content-Length (an HTTP/1.0 POST without one would otherwise run to the end), and
  * nothing may follow it.
  */

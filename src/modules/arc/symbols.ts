@@ -1,6 +1,6 @@
 import type { SymbolDef } from '../../plugin-api/index.js';
 
-/** Rspamd 3.4's ARC symbols and scores (plugins.md §d.3, group policies). */
+/** Rspamd 3.4's ARC symbols and scores (group policies). */
 export const ARC_SYMBOLS: Record<string, SymbolDef> = {
   ARC_ALLOW: { score: -1.0, group: 'policies', description: 'ARC checks success' },
   ARC_REJECT: { score: 1.0, group: 'policies', description: 'ARC checks failed' },

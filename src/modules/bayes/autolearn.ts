@@ -1,4 +1,4 @@
-// Autolearn (statistics.md §6): after the verdict, learn the message as spam or ham when the
+// Autolearn: after the verdict, learn the message as spam or ham when the
 // configured rule says so. Off by default. Failures are logged; the scan is never affected.
 import type { BayesStore, Task, Verdict } from '../../plugin-api/index.js';
 import type { BayesClassifier } from '../../rule-libs/bayes/classifier.js';

@@ -1,4 +1,4 @@
-// Classification during a scan (statistics.md §4.1): tokenise once, read every token's counts in
+// Classification during a scan: tokenise once, read every token's counts in
 // one store round trip, insert BAYES_SPAM or BAYES_HAM scaled by confidence. The tokens and the
 // probability stay in the task cache for autolearn.
 import type { BayesScope, BayesStore, Task } from '../../plugin-api/index.js';

@@ -1,4 +1,4 @@
-// The Bayes module's controller endpoints (controller.md §4.15, statistics.md §5): /learnspam
+// The Bayes module's controller endpoints: /learnspam
 // and /learnham learn the request's message through task.learn (which asks this module's
 // learner, so a learning endpoint of another plugin learns the same way), /bayes/classifiers
 // lists the classifier (Rspamd master). Refusals are LearnError codes; the controller renders

@@ -8,7 +8,7 @@ import { storeOutageLog } from '../../module-helpers/outage-log.js';
 import { bayesLearner, registerBayesEndpoints } from './endpoints.js';
 
 /**
- * The Bayes classifier (statistics.md): classifies after the filters (as Rspamd's classifiers
+ * The Bayes classifier: classifies after the filters (as Rspamd's classifiers
  * stage does) and, when configured, autolearns once the verdict is known. Needs the Bayes store:
  * without one the module switches itself off with the reason "store".
  */

@@ -3,7 +3,7 @@ import { CompositesConfig } from './config.js';
 import { DEFAULT_COMPOSITES } from './defaults.js';
 
 /**
- * Rspamd's default composites (engine.md §6.6) registered with the engine. A composite of the same
+ * Rspamd's default composites registered with the engine. A composite of the same
  * name under `composites` in mailsift.yaml should be paired with an entry in `disabled` here.
  */
 export const compositesModule = defineModule<CompositesConfig>({

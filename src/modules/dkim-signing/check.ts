@@ -49,7 +49,7 @@ export function makeSigningCheck(cfg: DkimSigningConfig, keys: KeyStore): (task:
       task.log.warn('DKIM signing failed', { domain, error: r.errors[0]?.message });
       return;
     }
-    // Rspamd folds the value with the message's newline (LF for milter) and a tab (fixtures b07, b08);
+    // Rspamd folds the value with the message's newline (LF for milter) and a tab (as recorded);
     // the reply carries it as `dkim-signature`, and the MTA or milter proxy adds the header.
     const nl = task.foldNewline;
     const value = r.signatures.replace(/\r\n$/, '').slice('DKIM-Signature:'.length).trim().replace(/\r\n[ \t]+/g, `${nl}\t`);

@@ -28,7 +28,7 @@ export const DkimSigningConfig = z.strictObject({
   use_esld: z.boolean().default(true),
   /**
    * Also hand the signed message back (body block / v3 part), not only the `dkim-signature`
-   * reply field. Off by default: Rspamd 3.4 returns only the field (fixture b07).
+   * reply field. Off by default: Rspamd 3.4 returns only the field.
    */
   rewrite_message: z.boolean().default(false),
   canonicalization: z.enum(['relaxed/relaxed', 'relaxed/simple', 'simple/simple', 'simple/relaxed']).default('relaxed/relaxed'),

@@ -1,6 +1,6 @@
 import type { SymbolDef } from '../../plugin-api/index.js';
 
-/** Rspamd 3.4's DKIM symbols and scores (plugins.md §d.3, group policies). */
+/** Rspamd 3.4's DKIM symbols and scores (group policies). */
 export const DKIM_SYMBOLS: Record<string, SymbolDef> = {
   R_DKIM_ALLOW: { score: -0.2, group: 'policies', description: 'DKIM verification succeed' },
   R_DKIM_REJECT: { score: 1.0, group: 'policies', description: 'DKIM verification failed' },

@@ -1,4 +1,4 @@
-// DMARC record grammar (RFC 7489 §6.3) and alignment (§3.1): pure functions, no I/O.
+// DMARC record grammar (RFC 7489 §6.3) and alignment: pure functions, no I/O.
 
 import { getDomain } from 'tldts';
 

@@ -1,6 +1,6 @@
 import type { SymbolDef } from '../../plugin-api/index.js';
 
-/** Rspamd 3.4's DMARC symbols and scores (plugins.md §d.3, group policies). */
+/** Rspamd 3.4's DMARC symbols and scores (group policies). */
 export const DMARC_SYMBOLS: Record<string, SymbolDef> = {
   DMARC_POLICY_ALLOW: { score: -0.5, group: 'policies', description: 'DMARC permit policy' },
   DMARC_POLICY_ALLOW_WITH_FAILURES: { score: -0.5, group: 'policies', description: 'DMARC permit policy with DKIM/SPF failure' },

@@ -1,4 +1,4 @@
-// The fuzzy_check module's controller endpoints (fuzzy.md §6, controller.md), plugin `fuzzy`:
+// The fuzzy_check module's controller endpoints, plugin `fuzzy`:
 // /fuzzyadd and /fuzzydel hash the body as the check does and send WRITE/DEL to every write
 // server of each rule mapping the flag; /fuzzydelhash deletes given digests;
 // /plugins/fuzzy/{hashes,storages} help the web UI. They are registered whatever the rules

@@ -9,7 +9,7 @@ import { registerFuzzyEndpoints } from './endpoints.js';
 /** Slack over the rules' own I/O budget before the scheduler gives up on the callback. */
 const TIMEOUT_SLACK_SECONDS = 0.5;
 
-/** fuzzy_check (fuzzy.md §1–§5): asks fuzzy storages about the message's digests and shingles. */
+/** fuzzy_check: asks fuzzy storages about the message's digests and shingles. */
 export const fuzzyCheckModule = defineModule<FuzzyCheckConfig>({
   name: 'fuzzy_check',
   config: FuzzyCheckConfig,

@@ -1,4 +1,4 @@
-// greylist (plugins.md §d.11): a message scoring at least the greylist threshold from a sender
+// greylist: a message scoring at least the greylist threshold from a sender
 // not seen before is refused temporarily ("Try again later"); a retry after `timeout` and
 // before `expire` passes. GREYLIST_CHECK (prefilter) reads the stored first-seen times;
 // GREYLIST_SAVE (postfilter, once the score is known) records new triplets and forces the action.

@@ -3,7 +3,7 @@ import { GtubeConfig } from './config.js';
 import { GTUBE_SYMBOLS } from './symbols.js';
 import { makeGtubeCheck } from './check.js';
 
-/** GTUBE test pattern (engine.md §1.4): a prefilter that forces the verdict for test messages. */
+/** GTUBE test pattern: a prefilter that forces the verdict for test messages. */
 export const gtubeModule = defineModule<GtubeConfig>({
   name: 'gtube',
   config: GtubeConfig,

@@ -4,7 +4,7 @@ import { HEADER_REGEXP_SYMBOLS } from './symbols.js';
 import { HEADER_REGEXP_RULES } from './rules.js';
 
 /**
- * Header regexp and forged-MUA rules (plugins.md §d.9, Rspamd rules/regexp/headers.lua). Each rule
+ * Header regexp and forged-MUA rules (Rspamd rules/regexp/headers.lua). Each rule
  * is its own symbol, as in Rspamd, so one can be disabled or rescored alone. They judge a parsed
  * header block, so like Rspamd's `mime` regexps they skip raw (`Raw: yes`) input.
  */

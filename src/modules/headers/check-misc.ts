@@ -35,7 +35,7 @@ export function checkUniqueHeaders(task: Task): void {
 
 /**
  * A header block never closed by a blank line: Rspamd's parser flags such input broken_headers
- * (fixture a92). Input with no header lines at all is just a body (a91) and is not broken.
+ * (as its recorded replies show). Input with no header lines at all is just a body and is not broken.
  */
 function unterminatedHeaders(raw: Buffer): boolean {
   return raw.length > 0 && raw.indexOf('\n\n') < 0 && raw.indexOf('\r\n\r\n') < 0;

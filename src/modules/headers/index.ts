@@ -36,7 +36,7 @@ const prefixed = (prefix: string): string[] => Object.keys(HEADERS_SYMBOLS).filt
 
 /**
  * Rules Rspamd marks `mime`/`mime_only`: they judge a parsed header block, so they do not run for
- * raw (`Raw: yes`) input, where everything is body (fixtures a50, r04).
+ * raw (`Raw: yes`) input, where everything is body (Rspamd 3.4 skips them there too).
  */
 const MIME_ONLY = new Set([
   'MISSING_TO',
@@ -56,7 +56,7 @@ const mimeOnly = (check: (task: Task) => void) => (task: Task): void => {
   if (!task.meta.raw) check(task);
 };
 
-/** Header sanity checks (plugins.md §d.4): one callback per Rspamd rule, each owning its result symbols. */
+/** Header sanity checks: one callback per Rspamd rule, each owning its result symbols. */
 export const headersModule = defineModule<HeadersConfig>({
   name: 'headers',
   config: HeadersConfig,

@@ -6,7 +6,7 @@ import { makeHfilterCheck } from './check.js';
 /** Per-lookup budget: three rounds (A/AAAA, MX, MX addresses) fit in the task deadline. */
 const HFILTER_TIMEOUT_S = 5;
 
-/** HELO / host name / sender / link-only body plausibility (plugins.md §d.7, Rspamd hfilter.lua). */
+/** HELO / host name / sender / link-only body plausibility (Rspamd hfilter.lua). */
 export const hfilterModule = defineModule<HfilterConfig>({
   name: 'hfilter',
   config: HfilterConfig,

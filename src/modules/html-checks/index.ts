@@ -12,7 +12,7 @@ import {
   checkSuspiciousImages,
 } from './check.js';
 
-/** HTML content heuristics (plugins.md §d.10, Rspamd rules/html.lua). */
+/** HTML content heuristics (Rspamd rules/html.lua). */
 export const htmlChecksModule = defineModule<HtmlChecksConfig>({
   name: 'html_checks',
   config: HtmlChecksConfig,

@@ -69,7 +69,7 @@ export function makeMilterHeadersCheck(config: MilterHeadersConfig, p: Prepared,
     const routines = forced ? override.filter((r): r is string => typeof r === 'string' && ROUTINES[r] !== undefined) : p.active;
 
     const skip = (routine: string): boolean => {
-      // Upstream spam flags are dropped for every sender (fixture a53: authenticated user).
+      // Upstream spam flags are dropped for every sender, authenticated users included (as Rspamd 3.4 does).
       if (forced || routine === 'remove-spam-flag' || rcptForcesHeaders(task, p.rcpt)) return false;
       if (config.skip_all) return true;
       if (config.skip_local && !p.local.has(routine) && isLocalAddress(task.meta.ip)) return true;

@@ -3,7 +3,7 @@ import { MilterHeadersConfig } from './config.js';
 import { makeMilterHeadersCheck, prepare } from './check.js';
 
 /**
- * milter_headers (engine.md §9, scan-protocol.md §10.3): builds the reply's milter block from the
+ * milter_headers: builds the reply's milter block from the
  * final verdict, and optionally rewrites the message (body footer, Subject). Inserts no symbols.
  */
 export const milterHeadersModule = defineModule<MilterHeadersConfig>({

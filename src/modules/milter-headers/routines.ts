@@ -1,5 +1,5 @@
 // The milter_headers routines: each reads the verdict and task facts and emits header additions
-// and removals into an Output. Names, default headers and values follow Rspamd (engine.md §9.2).
+// and removals into an Output. Names, default headers and values follow Rspamd.
 import type { Task, Verdict } from '../../plugin-api/index.js';
 import type { RoutineOptions } from './config.js';
 import { isSpamAction, preResult, spamdBar, spamdResult, spamLevel, spamStatus } from './format.js';

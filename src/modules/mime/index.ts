@@ -11,7 +11,7 @@ import {
   checkMixedCharset,
 } from './check-structure.js';
 
-/** MIME structure and attachment checks (plugins.md §d.5). */
+/** MIME structure and attachment checks. */
 export const mimeModule = defineModule<MimeConfig>({
   name: 'mime',
   config: MimeConfig,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Rule types multimap can look up (plugins.md §b.4). */
+/** Rule types multimap can look up. */
 export const RULE_TYPES = ['ip', 'received', 'header', 'rcpt', 'from', 'helo', 'hostname', 'url', 'user', 'filename', 'content', 'selector'] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
 
@@ -40,7 +40,7 @@ const Rule = z.strictObject({
   message: z.string().optional(),
   /** Run as a prefilter even without an action (historical Rspamd option). */
   prefilter: z.boolean().default(false),
-  /** selector: the selector (plugins.md §a) whose values are looked up; compiled at load. */
+  /** selector: the selector whose values are looked up; compiled at load. */
   selector: z.string().min(1).optional(),
   /** selector: joins the results of a selector list (`a;b`) into one key. */
   delimiter: z.string().default(''),

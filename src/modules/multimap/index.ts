@@ -1,4 +1,4 @@
-// multimap (plugins.md §b.4): rules that look task values up in maps (file, http(s), inline)
+// multimap: rules that look task values up in maps (file, http(s), inline)
 // and insert a symbol, a symbol named by the map value, or force an action.
 
 import { dataRecord, defineModule } from '../../plugin-api/index.js';

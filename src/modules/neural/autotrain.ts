@@ -1,4 +1,4 @@
-// Which scans become training vectors (plugins.md §c.3): the verdict (Rspamd's lua_verdict) or
+// Which scans become training vectors: the verdict (Rspamd's lua_verdict) or
 // the rule's score thresholds pick the class, an `ANN-Train` request header forces one, and
 // sampling keeps the two classes balanced while they fill up to max_trains.
 

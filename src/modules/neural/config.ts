@@ -1,4 +1,4 @@
-// neural (plugins.md §c): schema and defaults. `local.d/neural.yaml` holds either `rules:` (one
+// neural: schema and defaults. `local.d/neural.yaml` holds either `rules:` (one
 // network per rule) or one rule's options at the top (Rspamd's legacy form, the `default` rule).
 // Without either the module stays off, as Rspamd's does without a `neural` section.
 import { z } from 'zod';

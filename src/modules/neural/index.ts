@@ -1,4 +1,4 @@
-// neural (plugins.md §c): a small network over the symbols of a scan (the classic mode).
+// neural: a small network over the symbols of a scan (the classic mode).
 // NEURAL_CHECK (postfilter) applies the newest network of each rule and inserts NEURAL_SPAM or
 // NEURAL_HAM with the output as weight; NEURAL_LEARN (idempotent, after the verdict) stores the
 // scan's vector as a training sample when the verdict (or `ANN-Train`) says which class it is.
@@ -21,11 +21,9 @@ import { RuleState } from './rule-state.js';
 import { encodeVector, metatokens, sparseVector } from './vector.js';
 
 /**
- * 0 / −0 as in Rspamd (score them in config to use them). The development-split measurement
- * supports no more: `bench/accuracy.ts --neural` (5-fold, network per fold on the other folds'
- * vectors) gives ROC-AUC 0.99953 → 0.99958 at ±1 and 0.99938 at ±5, and spam recall at ham
- * FP ≤ 0.1 % 96.6 % → 96.2 % at ±1, 90.8 % at ±5: the network only re-weighs the symbols the
- * score already adds up, and Bayes dominates them.
+ * 0 / −0 as in Rspamd (score them in config to use them). The network only re-weighs the symbols
+ * the score already adds up, and Bayes dominates them, so a score here bought no accuracy on the
+ * development split (figures in docs/tuning.md).
  */
 export const NEURAL_SYMBOLS: Record<string, SymbolDef> = {
   NEURAL_CHECK: { score: 0, group: 'neural', description: 'Neural network check' },

@@ -1,4 +1,4 @@
-// /plugins/neural/learn (plugins.md §c.6): train a rule's network from vectors given in the
+// /plugins/neural/learn: train a rule's network from vectors given in the
 // request, as the next version. The body is validated here; the controller only routes to it.
 // Training runs after the reply (`{"success": true}`), as in Rspamd.
 

@@ -1,4 +1,4 @@
-// The network (plugins.md §c.2): inputs → one tanh hidden layer → one tanh output in (−1, 1),
+// The network: inputs → one tanh hidden layer → one tanh output in (−1, 1),
 // trained with the binary cross-entropy of p = (out + 1) / 2 against spam = +1, ham = −1 (KANN's
 // `ceb_neg` cost). Pure TypeScript; inputs are sparse (a message hits a few dozen of hundreds of
 // symbols), so a forward pass and a gradient cost O(non-zero inputs × hidden), and Adam updates

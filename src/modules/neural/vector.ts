@@ -1,4 +1,4 @@
-// The input vector (plugins.md §c.1): cheap metatokens first, then one value per profile symbol.
+// The input vector: cheap metatokens first, then one value per profile symbol.
 // The profile is the sorted list of symbols that may describe a message: not nostat, not run in
 // the idempotent stage, not composites, not disabled, not blacklisted (or a fixed list from config).
 

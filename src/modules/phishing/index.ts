@@ -3,7 +3,7 @@ import { PhishingConfig } from './config.js';
 import { PHISHING_SYMBOLS } from './symbols.js';
 import { makePhishingCheck } from './check.js';
 
-/** Links that show one site and lead to another (plugins.md §d.6, Rspamd phishing.lua). */
+/** Links that show one site and lead to another (Rspamd phishing.lua). */
 export const phishingModule = defineModule<PhishingConfig>({
   name: 'phishing',
   config: PhishingConfig,

@@ -47,7 +47,7 @@ const Rate = z
 
 const Bucket = z.strictObject({
   /**
-   * What the bucket is keyed by: one of BUCKET_SELECTORS, or any selector (plugins.md §a),
+   * What the bucket is keyed by: one of BUCKET_SELECTORS, or any selector,
    * e.g. `user.lower` or `from('mime'):domain;ip.ipmask(24)`; each value it yields is one bucket.
    */
   selector: z.string().min(1),

@@ -1,4 +1,4 @@
-// ratelimit (plugins.md §d.11): leaky buckets keyed by recipient, sender, IP or user on the
+// ratelimit: leaky buckets keyed by recipient, sender, IP or user on the
 // key-value store. Checked as a prefilter (an overflowing bucket forces `soft reject` with
 // "Ratelimit exceeded"), filled after the verdict in an idempotent symbol, so a message the
 // server refuses does not count against its sender.
@@ -58,7 +58,7 @@ async function check(task: Task, cfg: RatelimitConfig, kv: KvStore, whitelistIp:
     try {
       level = leaked(await readBucket(kv, p.key), p.bucket.rate, now);
     } catch (e) {
-      // A store that is down lets mail through: a scan never fails on it (DESIGN point 8).
+      // A store that is down lets mail through: a scan never fails on it.
       outage(task, `bucket ${p.name} not checked`, e);
       return;
     }

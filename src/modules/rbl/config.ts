@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_RULES } from './defaults.js';
 
-/** Check types of plugins.md §d.2; each names what is looked up in the list. */
+/** Check types of Rspamd's rbl module; each names what is looked up in the list. */
 export const CHECK_TYPES = ['from', 'received', 'helo', 'rdns', 'dkim', 'emails', 'replyto', 'urls', 'content_urls', 'selector'] as const;
 export type CheckType = (typeof CHECK_TYPES)[number];
 
@@ -34,7 +34,7 @@ export const RblRule = z.strictObject({
   urls: z.boolean().optional(),
   content_urls: z.boolean().optional(),
   /**
-   * Values to look up taken by a selector (plugins.md §a): one selector (label `selector`), or
+   * Values to look up taken by a selector: one selector (label `selector`), or
    * label → selector (the labels key `symbols_prefixes`). IP addresses are reversed, names queried
    * as they are (hashed when `hash` is set). Setting it adds the `selector` check.
    */

@@ -58,7 +58,7 @@ function defaultSymbols(): Record<string, SymbolDef> {
   return out;
 }
 
-/** DNS block and allow lists (plugins.md §d.2) with Rspamd 3.4's default list set. */
+/** DNS block and allow lists with Rspamd 3.4's default list set. */
 export const rblModule = defineModule<RblConfig>({
   name: 'rbl',
   config: RblConfig,

@@ -5,7 +5,7 @@ import { checkCount, checkHeloUser, checkPreviouslyDelivered, checkTls, makeOnce
 
 const prefixed = (prefix: string): string[] => Object.keys(RECEIVED_SYMBOLS).filter((s) => s.startsWith(prefix));
 
-/** Received-chain checks (plugins.md §d.8); no DNS: the RCVD_IN_* lists belong to the rbl module. */
+/** Received-chain checks; no DNS: the RCVD_IN_* lists belong to the rbl module. */
 export const receivedModule = defineModule<ReceivedConfig>({
   name: 'received',
   config: ReceivedConfig,

@@ -1,4 +1,4 @@
-// replies (plugins.md §d.11): remember the Message-ID of mail our authenticated users send; an
+// replies: remember the Message-ID of mail our authenticated users send; an
 // incoming message that answers one (In-Reply-To / References) gets REPLY, a negative score,
 // and optionally a forced action.
 

@@ -1,6 +1,6 @@
 import type { SymbolDef } from '../../plugin-api/index.js';
 
-/** Rspamd 3.4's SPF symbols and scores (plugins.md §d.3, group policies). */
+/** Rspamd 3.4's SPF symbols and scores (group policies). */
 export const SPF_SYMBOLS: Record<string, SymbolDef> = {
   R_SPF_ALLOW: { score: -0.2, group: 'policies', description: 'SPF verification allows sending' },
   R_SPF_FAIL: { score: 1.0, group: 'policies', description: 'SPF verification failed' },

@@ -3,7 +3,7 @@ import { UrlChecksConfig } from './config.js';
 import { URL_CHECKS_SYMBOLS } from './symbols.js';
 import { checkIpfs, checkOmograph, checkSuspiciousUrl } from './check.js';
 
-/** URL rules of plugins.md §d.6 that need no network: homograph hosts, IPFS gateways, obscured hosts. */
+/** Rspamd's URL rules that need no network: homograph hosts, IPFS gateways, obscured hosts. */
 export const urlChecksModule = defineModule<UrlChecksConfig>({
   name: 'url_checks',
   config: UrlChecksConfig,

@@ -4,7 +4,7 @@ import { WhitelistConfig } from './config.js';
 import { compileRule, hasDomains, makeWhitelistCheck } from './check.js';
 import type { CompiledRule } from './check.js';
 
-/** Rspamd 3.4's whitelist scores (plugins.md §d.3, group whitelist). */
+/** Rspamd 3.4's whitelist scores (group whitelist). */
 export const WHITELIST_SYMBOLS: Record<string, SymbolDef> = {
   WHITELIST_SPF: { score: -1.0, group: 'whitelist', description: 'Mail comes from the whitelisted domain and has a valid SPF policy' },
   BLACKLIST_SPF: { score: 1.0, group: 'whitelist', description: 'Mail comes from the blacklisted domain without a valid SPF policy' },

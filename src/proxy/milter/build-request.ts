@@ -1,5 +1,5 @@
-// A finished milter message → the scan request Rspamd's proxy sends upstream (spec
-// proxy-milter.md §4.5; rspamd_milter_to_http and rspamd_milter_macro_http in milter.c).
+// A finished milter message → the scan request Rspamd's proxy sends upstream (as
+// Rspamd does in rspamd_milter_to_http and rspamd_milter_macro_http in milter.c).
 // Headers are emitted in Rspamd's code order; a header is sent only when its source exists
 // and is non-empty.
 
@@ -13,7 +13,7 @@ function clean(v: string): string {
 
 export interface BuildOptions {
   clientCaName?: string;
-  /** The MTA's socket address: the key of `hash:` upstream rotation (§2.2). */
+  /** The MTA's socket address: the key of `hash:` upstream rotation. */
   clientAddress?: string;
 }
 
@@ -51,7 +51,7 @@ export function buildScanRequest(state: SessionState, msg: FinishedMessage, opts
   headers.push(['Content-Type', 'text/plain']);
 
   const req: RelayRequest = { method: 'POST', path: '/checkv2', headers, body: msg.body, route: {} };
-  // Milter sessions carry no Host: always the default group (§3.4).
+  // Milter sessions carry no Host: always the default group.
   if (opts.clientAddress !== undefined) req.route = { clientAddress: opts.clientAddress };
   return req;
 }

@@ -1,4 +1,4 @@
-// Payload grammar of the MTA's commands (spec proxy-milter.md §4.2, §4.6). Pure functions from
+// Payload grammar of the MTA's commands. Pure functions from
 // a frame's data to typed values; a payload that breaks the grammar is a MilterInputError, which
 // the session turns into "close this connection with a log line".
 

@@ -1,4 +1,4 @@
-// Incremental milter frame decoder (spec proxy-milter.md §4.1). Bytes arrive in arbitrary
+// Incremental milter frame decoder. Bytes arrive in arbitrary
 // pieces; a frame is handed out only when all of it is there. A length or command letter that
 // cannot be right is reported as soon as the 5-byte frame head is in, so a 100 MB "frame" is
 // refused before one byte of its data is buffered.
@@ -14,8 +14,8 @@ import { isValidCommand } from './protocol.js';
 export const MAX_FRAME_DATA = 2 * 64 * 1024;
 
 /**
- * Longest request line we wait for when a connection opens with `GET` (the monitoring ping of
- * §4.1): a health check's `GET /ping HTTP/1.1` is 18 bytes; more is not a ping.
+ * Longest request line we wait for when a connection opens with `GET` (the monitoring ping
+ * Rspamd's milter answers): a health check's `GET /ping HTTP/1.1` is 18 bytes; more is not a ping.
  */
 export const MAX_PING_LINE = 1024;
 

@@ -1,4 +1,4 @@
-// The milter v6 front end of the proxy worker (spec proxy-milter.md §4): the proxy hands each
+// The milter v6 front end of the proxy worker: the proxy hands each
 // accepted connection of a `milter: true` listener to handleMilterConnection.
 
 export { handleMilterConnection, type MilterContext, type MilterSession } from './session.js';

@@ -1,10 +1,10 @@
 // What the milter front end is told by the proxy worker's configuration (`workers.proxy`,
-// spec proxy-milter.md §2.1), with Rspamd's defaults, and the caps that bound one session.
+// the milter keys of Rspamd's proxy), with Rspamd's defaults, and the caps that bound one session.
 
 import type { ActionConfig } from '../../engine/contract.js';
 
 /**
- * How a milter carries out an action (Rspamd's action types, §4.9). An action the scanner
+ * How a milter carries out an action (Rspamd's action types). An action the scanner
  * names but the proxy does not know ends in TEMPFAIL, as in Rspamd: custom actions must be
  * declared in the proxy's configuration too.
  */

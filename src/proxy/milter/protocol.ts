@@ -1,4 +1,4 @@
-// The milter v6 wire vocabulary (spec proxy-milter.md §4.1, §4.2, §4.12): command and reply
+// The milter v6 wire vocabulary: command and reply
 // letters, the OPTNEG action and protocol bits, and the encoding of reply frames. Every frame
 // in both directions is `u32 length (BE) = 1 + len(data)`, one command letter, the data.
 
@@ -77,7 +77,7 @@ export const NR_BIT_OF_COMMAND: ReadonlyMap<number, number> = new Map([
   [Cmd.UNKNOWN, Nr.UNKN],
 ]);
 
-/** The protocol version we speak; an MTA offering less gets its own version back (§4.3 fix). */
+/** The protocol version we speak; an MTA offering less gets its own version back. */
 export const MILTER_VERSION = 6;
 /** libmilter's oldest version; anything below is not milter at all. */
 export const MILTER_MIN_VERSION = 2;
@@ -196,7 +196,7 @@ export function encodeReply(r: MilterReply): Buffer {
   }
 }
 
-/** A final reply ends the MTA's wait for this message (§4.12). */
+/** A final reply ends the MTA's wait for this message. */
 export function isFinalReply(r: MilterReply): boolean {
   return r.kind === 'accept' || r.kind === 'discard' || r.kind === 'tempfail' || r.kind === 'replycode';
 }

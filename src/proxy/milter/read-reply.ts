@@ -1,5 +1,5 @@
-// The scanner's reply → a scan result and, for a `body_block` reply, the rewritten body (spec
-// proxy-milter.md §3.10 step 4, §4.8; proxy_backend_parse_results in rspamd_proxy.c). The
+// The scanner's reply → a scan result and, for a `body_block` reply, the rewritten body (as
+// Rspamd's proxy reads it: proxy_backend_parse_results in rspamd_proxy.c). The
 // HTTP status is not looked at: a 500 whose body is not a result fails for lack of JSON or of
 // an `action`, like in Rspamd.
 

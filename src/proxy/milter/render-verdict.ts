@@ -1,10 +1,10 @@
-// A scan result → the reply frames for the MTA (spec proxy-milter.md §4.9–§4.12;
+// A scan result → the reply frames for the MTA (as Rspamd 3.4 sends them:
 // rspamd_milter_send_task_results and rspamd_milter_process_milter_block in milter.c 3.4).
 // Frame order: the milter block (header removals, additions, CHGFROM, ADDRCPT, DELRCPT),
 // DKIM-Signature inserts, REPLBODY, the no_action header, then exactly one final reply.
 //
-// Decisions on the quirks of §4.14 that live here (the others are in session.ts and
-// session-state.ts):
+// Where this departs from Rspamd 3.4's milter, and why (numbered across this file, session.ts
+// and session-state.ts):
 //  4. FIXED. Header counts are kept live: a deletion lowers the count of its name, so deleting
 //     the same name twice (remove_headers, then the add-header or spam_header path) sends each
 //     deletion once. Rspamd re-sends deletions for indices that no longer exist; MTAs ignore
@@ -22,7 +22,7 @@
 //     addition, so a later negative `order` is computed with it.
 // 11. FIXED. `reject = "discard"|"quarantine"` and `no_action` of a milter block apply to that
 //     message only; Rspamd keeps them for every later message of the milter connection.
-// Beyond §4.14: SMTP reply texts are made safe for the MTA (CR/LF → space, `%` → `%%`, which
+// Beyond those: SMTP reply texts are made safe for the MTA (CR/LF → space, `%` → `%%`, which
 // Postfix and libmilter undouble), and an empty smtp_message falls back to the configured text.
 
 import type { MilterActionType, MilterOptions } from './options.js';
@@ -88,7 +88,7 @@ class Renderer {
     else this.problems.push({ level: 'warn', text: 'header count would go below 0' });
   }
 
-  /** §4.11: N > 0 the Nth occurrence, 0 all (last first), N < 0 counted from the end. */
+  /** Rspamd's remove_headers numbering: N > 0 the Nth occurrence, 0 all (last first), N < 0 counted from the end. */
   removeHeader(name: string, n: number): void {
     const key = asciiLower(name);
     const k = this.#occ.get(key) ?? 0;
@@ -113,7 +113,7 @@ class Renderer {
     }
   }
 
-  /** One `{value, order|index}` entry of add_headers (insertOne of §4.10). */
+  /** One `{value, order|index}` entry of add_headers, placed as Rspamd places it. */
   insertOne(name: string, spec: JsonValue): void {
     if (!isJsonObject(spec)) return;
     const value = spec.get('value');
@@ -177,7 +177,7 @@ class Renderer {
     if (typeof noAction === 'boolean') flags.noAction = noAction;
   }
 
-  /** `spam_header` of the milter block, honoured for `add header` only (§4.10 #8). */
+  /** `spam_header` of the milter block, honoured for `add header` only. */
   spamHeader(m: JsonObject, defaultName: string): boolean {
     const sh = m.get('spam_header');
     if (typeof sh === 'string') {
@@ -300,7 +300,7 @@ export function renderVerdict(input: VerdictInput, opts: MilterOptions): Verdict
 }
 
 /**
- * Leave out the frames whose ability the MTA did not grant in OPTNEG (§4.3 fix): the MTA
+ * Leave out the frames whose ability the MTA did not grant in OPTNEG: the MTA
  * would refuse them and fail the whole session. A quarantine that cannot be done becomes the
  * plain ACCEPT that follows it. Returns the kinds left out, for the log.
  */

@@ -1,4 +1,4 @@
-// What one milter connection remembers (spec proxy-milter.md §4.2, §4.4, §4.7): connection
+// What one milter connection remembers: connection
 // facts (CONNECT, HELO, macros) that live until QUIT_NC or the end of the connection, and the
 // message being assembled (envelope, header bookkeeping, bytes) that lives until its verdict
 // or ABORT.
@@ -137,7 +137,7 @@ export class SessionState {
   /**
    * ABORT and the end of each message. Besides the message itself, the macros the MTA sent
    * for it (stages MAIL and later) go too, as in libmilter (mi_clr_macros). Rspamd keeps every
-   * macro until QUIT_NC (QUIRK §4.14.3): a message's queue id or AUTH user would then leak into
+   * macro until QUIT_NC: a message's queue id or AUTH user would then leak into
    * the next message of the connection if the MTA did not re-send it. Postfix and Sendmail send
    * the MAIL-stage macros with every transaction, so nothing the next message needs is lost.
    */

@@ -1,9 +1,9 @@
-// One milter connection from an MTA (spec proxy-milter.md §4): frames in, one scan per
+// One milter connection from an MTA: frames in, one scan per
 // message through the ScanRelay, the verdict's frames out. Commands are handled strictly in
 // order; while a message is being scanned, later frames wait in the reader.
 //
-// Decisions on the quirks of §4.14 that live here (the others: render-verdict.ts,
-// session-state.ts):
+// Where this departs from Rspamd 3.4's milter, and why (numbered across this file,
+// render-verdict.ts and session-state.ts):
 //  1. FIXED. OPTNEG honours the MTA's offer: protocol = offer ∩ NR_* (Rspamd forces 0xFF080),
 //     actions = offer ∩ 0x1FF (Rspamd adds 0x3F even when not offered), version = min(offer, 6)
 //     (Rspamd closes the connection below 6). A command whose NR bit was not granted gets
@@ -292,7 +292,7 @@ export class MilterSession {
     return o;
   }
 
-  /** Any failure to get a usable result is one TEMPFAIL (§4.8); the session goes on. */
+  /** Any failure to get a usable result is one TEMPFAIL; the session goes on. */
   async #verdict(req: RelayRequest, msg: FinishedMessage, signal: AbortSignal): Promise<Verdict & { upstream?: string }> {
     let res;
     try {

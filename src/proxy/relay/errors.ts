@@ -1,4 +1,4 @@
-// Relay failures as the coded errors of relay-types.ts, with the texts of proxy-milter.md §3.11
+// Relay failures as the coded errors of relay-types.ts, with the texts Rspamd's proxy uses
 // (the HTTP front end sends the text as the reason phrase, as Rspamd's proxy does).
 
 import { MailsiftError } from '../../http/errors.js';

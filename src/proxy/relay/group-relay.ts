@@ -1,4 +1,4 @@
-// The master request to one upstream group (proxy-milter.md §3.5): up to `maxRetries`
+// The master request to one upstream group: up to `maxRetries`
 // attempts, each on a host this request has not failed on yet while one is up; every failure
 // counted against its host (which the set may take out of rotation). A connection refused,
 // reset or timed out, a reply that is not HTTP, and a 5xx status are failures; any other status
@@ -70,7 +70,7 @@ export class GroupRelay implements ScanRelay {
     for (const h of this.set.hosts) this.#pools.set(h, new HostPool(h.spec, o.pool));
   }
 
-  /** The key of hash rotation for this request (§2.2), by the group's `hash_by`. */
+  /** The key of hash rotation for this request, by the group's `hash_by`. */
   #hashKey(req: RelayRequest): string | undefined {
     if (this.set.rotation !== 'hash') return undefined;
     switch (this.#o.group.hashBy) {

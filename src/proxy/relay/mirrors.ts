@@ -1,4 +1,4 @@
-// Mirrors (proxy-milter.md §2.3, §2.4): copies of a session's request sent fire-and-forget to
+// Mirrors: copies of a session's request sent fire-and-forget to
 // other scanners, for trying a new configuration on live traffic. One coin per session decides
 // for every mirror at once (a mirror gets the copy when coin < its probability, so mirrors with
 // equal probabilities are hit or skipped together). A copy is never retried and never touches

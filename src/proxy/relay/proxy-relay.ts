@@ -1,5 +1,5 @@
-// The proxy's ScanRelay (relay-types.ts): routes a request to its upstream group (proxy-milter.md
-// §3.4: the group named by `route.group`, else by the client's `Host`, case-insensitively, else
+// The proxy's ScanRelay (relay-types.ts): routes a request to its upstream group (as
+// Rspamd's proxy routes: the group named by `route.group`, else by the client's `Host`, case-insensitively, else
 // the default group, else self-scan), sends it there, and copies it to the mirrors.
 
 import { generateKeypair } from '../../crypto/keypair.js';

@@ -1,4 +1,4 @@
-// Self-scan (proxy-milter.md §3.13): the request is answered by the proxy's own engine through
+// Self-scan: the request is answered by the proxy's own engine through
 // the normal worker's route table, in-process, so the reply is byte for byte what a scanner
 // would send (/checkv2, /checkv3, the v1 paths, /ping). The handler is given by the worker that
 // builds the engine (src/workers/proxy.ts); this file only translates between the two shapes.

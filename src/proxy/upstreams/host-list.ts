@@ -1,4 +1,4 @@
-// Rspamd's upstream list grammar (proxy-milter.md §2.2, src/libutil/upstream.c): an optional
+// Rspamd's upstream list grammar (src/libutil/upstream.c): an optional
 // rotation prefix, then elements separated by commas, semicolons or white space, each
 // `host[:port[:priority]]`, `[v6][:port[:priority]]`, a bare IPv6 address, or an absolute unix
 // socket path. Pure parsing: names are not resolved here (the connection resolves them).

@@ -1,6 +1,6 @@
 // Connections to one upstream host: a small pool of kept-alive sockets, one request at a time on
 // each, and the one exchange "write these request bytes, read one response". Every way an
-// exchange can go wrong ends as an AttemptError whose kind the relay maps to §3.11's errors;
+// exchange can go wrong ends as an AttemptError whose kind the relay maps to the proxy's error replies;
 // nothing here throws anything else or leaves a socket behind.
 
 import net from 'node:net';

@@ -1,4 +1,4 @@
-// How one host is chosen from the hosts that are up (proxy-milter.md §2.2): weighted round
+// How one host is chosen from the hosts that are up: weighted round
 // robin, weighted random, master-slave (highest priority first, list order among equals) and
 // hash (the same key keeps the same host while that host is up). A priority of 0 counts as
 // weight 1, as in Rspamd.

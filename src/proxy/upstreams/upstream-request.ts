@@ -1,4 +1,4 @@
-// The upstream leg of a relayed request (proxy-milter.md §3.6, §3.8, §3.9): request bytes built
+// The upstream leg of a relayed request: request bytes built
 // from a RelayRequest (the relay's own Host, Connection and Content-Length, a forced Settings-ID,
 // zstd of the body, HTTPCrypt around the whole request), and the reply opened back into plain
 // status, headers and body.
@@ -10,14 +10,14 @@ import type { RelayRequest } from '../relay-types.js';
 import { AttemptError } from './host-pool.js';
 import { ResponseParser, type UpstreamResponse } from './response-parser.js';
 
-/** Headers the relay writes itself (§3.3): a front end's copies are dropped. */
+/** Headers the relay writes itself: a front end's copies are dropped. */
 const RELAY_OWNED = new Set(['content-length', 'host', 'connection', 'keep-alive', 'transfer-encoding', 'key', 'proxy-connection', 'te', 'upgrade', 'expect']);
-/** Reply headers that describe the upstream leg only (§3.10). */
+/** Reply headers that describe the upstream leg only. */
 const LEG_ONLY_REPLY = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'key']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export interface LegOptions {
-  /** `Host` of the upstream leg: the host as written in the list (§3.6). */
+  /** `Host` of the upstream leg: the host as written in the list. */
   hostHeader: string;
   keepAlive: boolean;
   /** zstd the body (the group's `compression`). */
@@ -94,7 +94,7 @@ const namesZstd = (v: string): boolean => /(^|[\s,])zstd($|[\s,;])/i.test(v);
 
 /**
  * The scanner's reply as the front ends see it: decrypted (an encrypted leg), decompressed
- * (§3.8: whatever asked for it, the relay hands out plain bytes), leg-only headers removed.
+ * (whatever asked for it, the relay hands out plain bytes), leg-only headers removed.
  */
 export function openLegReply(res: UpstreamResponse, leg: BuiltLeg, maxBytes: number, where: string): OpenedReply {
   let reply: UpstreamResponse = res;

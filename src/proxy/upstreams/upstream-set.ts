@@ -1,4 +1,4 @@
-// One list of upstream hosts with Rspamd's failure accounting (proxy-milter.md §2.2): failures
+// One list of upstream hosts with Rspamd's failure accounting: failures
 // inside a sliding `errorTime` window are counted per host; a host with more than `maxErrors`
 // of them is taken out of rotation for `reviveTime` (plus up to `reviveJitter` of it, so hosts
 // that failed together do not all come back in the same instant), then tried again. As in

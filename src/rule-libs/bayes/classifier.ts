@@ -1,5 +1,5 @@
 // One configured classifier bound to a BayesStore: tokenise, classify (one getTokens round trip
-// per message), and learn with Rspamd's guards (statistics.md §4, §5). Shared by the bayes module
+// per message), and learn with Rspamd's guards. Shared by the bayes module
 // (scans, autolearn), the controller's learning endpoints and the command-line tools.
 import type { Message } from '../../message/types.js';
 import type { BayesClass, BayesScope, BayesStore, LearnOutcome } from '../../storage/types.js';
@@ -104,7 +104,7 @@ export class BayesClassifier {
   }
 
   /**
-   * Learn one message with the guards of §5.2–§5.3. Resolves with the store's outcome (never
+   * Learn one message with Rspamd's guards (learn cache, class checks). Resolves with the store's outcome (never
    * 'already_learned': that is a LearnError), once the write is durable.
    */
   async learn(store: BayesStore, tokens: TokenList, req: LearnRequest): Promise<LearnOutcome> {

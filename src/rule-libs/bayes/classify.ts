@@ -1,4 +1,4 @@
-// The Bayes classifier proper (statistics.md §4.1): per-token spam probabilities from the two
+// The Bayes classifier proper: per-token spam probabilities from the two
 // statfiles' counts, weighted by the OSB distance, combined with Robinson/Fisher chi-square into
 // one spam probability, and that probability turned into BAYES_SPAM / BAYES_HAM weight and option.
 import type { TokenList } from './tokenize.js';
@@ -138,18 +138,14 @@ export type ScalingMode = 'log_odds' | 'rspamd';
  * The default is asymmetric because the errors are: a spam verdict adds points only when it is
  * strong (Rspamd's power), a ham verdict takes them off in proportion to its evidence, so the
  * newsletters and list mail that rules push up are pulled back even when Bayes is only fairly
- * sure. On the accuracy bench (five-fold, development split, BAYES_SPAM 5.1 / BAYES_HAM −7, the
- * same scans rescored): false positives 5 of 2750 against 5 for the power 8 on both sides and 6
- * for log-odds on both; ROC-AUC of the whole score 0.99951 against 0.99940 and 0.99951; spam
- * recall 484 of 500 against 486 and 486. The differences are a message or two: the choice
- * rests on the asymmetry of the errors more than on the bench.
+ * sure. On the accuracy bench the three choices differ by a message or two (docs/tuning.md): the
+ * choice rests on the asymmetry of the errors more than on the bench.
  *
  * The power is 16 rather than Rspamd's 8: a spam verdict earns most of its score only from about
  * 99 % (0.72 of it at 99 %, 0.19 at 95 %). The verdicts between 75 % and 98 % that power 8 still
- * counted fell mostly on commercial newsletters of hard-ham, which the rules already push up.
- * On the accuracy bench, over four fold splits (seeds default, 1, 2, 3): false positives 2, 2,
- * 2, 2 of 2750 with power 16 against 2, 3, 3, 4 with power 8; spam recall 483, 484, 480, 481 of
- * 500 against 484, 485, 481, 482.
+ * counted fell mostly on commercial newsletters of hard-ham, which the rules already push up;
+ * on the accuracy bench power 16 gave fewer false positives for about one spam of recall
+ * (docs/tuning.md).
  */
 export interface ScoreScaling {
   spam: ScalingMode;
@@ -161,7 +157,7 @@ export interface ScoreScaling {
 
 export const DEFAULT_SCORE_SCALING: ScoreScaling = { spam: 'rspamd', ham: 'log_odds', fullOdds: 3, power: 16 };
 
-/** Which statfile symbol a probability earns, if any (§4.1 step 7), and its weight. */
+/** Which statfile symbol a probability earns, if any, and its weight. */
 export function verdictOf(prob: number, scaling: ScoreScaling = DEFAULT_SCORE_SCALING): BayesVerdict | undefined {
   if (Math.abs(prob - 0.5) <= 0.05) return undefined;
   const spam = prob > 0.5;

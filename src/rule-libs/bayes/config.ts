@@ -1,4 +1,4 @@
-// The Bayes classifier's options (statistics.md §1, §6, §7): one schema shared by the bayes module
+// The Bayes classifier's options: one schema shared by the bayes module
 // (local.d/bayes.yaml), the learning endpoints and the command-line tools, so a classifier is
 // configured once and every entry point agrees on its limits.
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 // 64-bit token hashing for the Bayes tokeniser. Rspamd uses XXH64 over the word's bytes;
-// storage compatibility with Rspamd is not a goal (statistics.md §3), so mailsift hashes the
+// storage compatibility with Rspamd is not a goal, so mailsift hashes the
 // word's UTF-16 code units directly with two independent 32-bit murmur3-style lanes: no UTF-8
 // encoding and no BigInt on the hot path. Tokens stay as (hi, lo) uint32 pairs until they
 // reach a store, which wants bigint.

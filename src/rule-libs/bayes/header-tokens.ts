@@ -1,4 +1,4 @@
-// Header metatokens (a mailsift extension of statistics.md §2.6): facts about where a message
+// Header metatokens (a mailsift extension of Rspamd's metatokens): facts about where a message
 // comes from and how it was composed, read from the header block. Rspamd's own metatokens name
 // only a few mailer headers; the sender's domains, the relays that carried the mail, the set of
 // header names present and the list headers separate a site's ham from spam far better than

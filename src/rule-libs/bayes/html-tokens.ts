@@ -1,4 +1,4 @@
-// HTML metatokens (a mailsift extension of statistics.md §2.6): the tags an HTML part is built
+// HTML metatokens (a mailsift extension of Rspamd's metatokens): the tags an HTML part is built
 // from and how many links and images it carries. Mailers and spam kits have recognisable habits
 // (font soup, tables, hidden images) that the visible words alone do not show.
 import type { Message } from '../../message/types.js';

@@ -1,4 +1,4 @@
-// An in-process BayesStore with the interface's exact semantics (learn cache, relearn moving a
+// An in-process BayesStore with the BayesStore interface's exact semantics (learn cache, relearn moving a
 // message's tokens, counts never negative). For the accuracy benchmark, where a five-fold run
 // learns thousands of messages and store latency would only measure the store, and for unit
 // tests of the classifier. Not durable: production uses src/storage (SQLite or Redis).

@@ -1,4 +1,4 @@
-// Metatokens (statistics.md §2.6): strings describing the message's shape rather than its words
+// Metatokens: strings describing the message's shape rather than its words
 // — part sizes, file names, the multipart structure, mailer headers, link domains, send time,
 // authentication results. Each is hashed like a word and flagged META.
 import { getDomain } from 'tldts';

@@ -1,4 +1,4 @@
-// English stop words excluded from Bayes tokens (statistics.md §2.4). Rspamd detects each part's
+// English stop words excluded from Bayes tokens. Rspamd detects each part's
 // language and uses that language's list; mailsift has no language detector yet, so only the
 // cheap, high-frequency English list applies — words common to spam and ham alike that only
 // dilute the OSB pairs around them.

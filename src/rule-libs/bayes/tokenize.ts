@@ -1,4 +1,4 @@
-// Message → Bayes tokens (statistics.md §2–§3): the words of each text part (the second of two
+// Message → Bayes tokens: the words of each text part (the second of two
 // near-identical alternative parts skipped), the subject and From name as a second stream and the
 // metatokens as a third, each turned into orthogonal sparse bigrams over a sliding window.
 import { createHash } from 'node:crypto';
@@ -199,7 +199,7 @@ export function tokenValues(t: TokenList): bigint[] {
 }
 
 /**
- * The learn-cache id of a message (statistics.md §5.2): a digest of the user and every token,
+ * The learn-cache id of a message: a digest of the user and every token,
  * so the same message learned again is recognised whatever its envelope.
  */
 export function tokenDigest(t: TokenList, user = ''): string {

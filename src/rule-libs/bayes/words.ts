@@ -1,4 +1,4 @@
-// Text → normalised words for the Bayes tokeniser (statistics.md §2.2–§2.4): URLs and e-mail
+// Text → normalised words for the Bayes tokeniser: URLs and e-mail
 // addresses become single exception words, the rest is NFKC-normalised, lower-cased and split
 // on word boundaries (a regexp approximating UAX#29, with Intl.Segmenter for scripts written
 // without spaces), punctuation inside words dropped, stop words removed, and long texts sampled.

@@ -1,4 +1,4 @@
-// Client side of the fuzzy UDP protocol (fuzzy.md §4.4): send a batch of commands to one
+// Client side of Rspamd's fuzzy UDP protocol: send a batch of commands to one
 // storage server over a UDP transport, match replies by tag (the transport re-sends the
 // unanswered ones on time-out).
 import { randomBytes } from 'node:crypto';

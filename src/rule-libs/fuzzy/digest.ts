@@ -1,4 +1,4 @@
-// Digests and shingles exactly as Rspamd computes them (fuzzy.md §2, §3): keyed BLAKE2b-512
+// Digests and shingles exactly as Rspamd computes them: keyed BLAKE2b-512
 // digests, and 32 min-hash shingles over a sliding window of 3 stemmed words.
 import { blake2b } from '@noble/hashes/blake2.js';
 import { mumHash, siphash24, xxHash64 } from './fast-hash.js';
@@ -67,7 +67,7 @@ export function dataDigest(content: Uint8Array): Buffer {
   return keyedDigest(DEFAULT_KEYS.hashKey, [content]);
 }
 
-/** 32 shingles of a word list (fuzzy.md §3.1); the window and min-hash follow shingles.c. */
+/** 32 shingles of a word list; the window and min-hash follow shingles.c. */
 export function shingles(words: readonly string[], alg: FuzzyAlgorithm = 'old', keys: FuzzyKeys = DEFAULT_KEYS): bigint[] {
   const n = words.length;
   const positions = n > SHINGLE_WINDOW ? n - SHINGLE_WINDOW + 1 : 1;

@@ -1,4 +1,4 @@
-// The 64-bit hash functions Rspamd uses for shingles (fuzzy.md §2): SipHash-2-4 (algorithm
+// The 64-bit hash functions Rspamd uses for shingles: SipHash-2-4 (algorithm
 // `old`), MUM hash (`mumhash`, x86-64 variant) and XXH64 (`xxhash`). Stored shingles are only
 // comparable when every scanner computes them bit for bit the same, so these follow the
 // reference definitions exactly; BigInt keeps the 64/128-bit arithmetic exact.

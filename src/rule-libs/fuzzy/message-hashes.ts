@@ -1,4 +1,4 @@
-// Which parts of a message a rule hashes and how (fuzzy.md §3, lua_fuzzy's policy): long texts
+// Which parts of a message a rule hashes and how (lua_fuzzy's policy): long texts
 // get a digest and 32 shingles, short texts a direct hash, images/archives/attachments the
 // digest of their decoded content.
 import type { Message, MimePart, TextPart } from '../../message/types.js';

@@ -1,4 +1,4 @@
-// The `fuzzy_check` configuration (fuzzy.md §1): module options and one entry per rule, with
+// The `fuzzy_check` configuration: module options and one entry per rule, with
 // Rspamd's defaults. Lives below modules/ because the controller's /fuzzyadd reads the same rules.
 import { z } from 'zod';
 

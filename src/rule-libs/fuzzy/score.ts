@@ -1,4 +1,4 @@
-// From CHECK replies to symbols (fuzzy.md §5, Rspamd 3.4 formula): tanh-normalised hit
+// From CHECK replies to symbols (Rspamd 3.4 formula): tanh-normalised hit
 // counts, the probability factor, the text/image cross multipliers, single-weight semantics.
 import type { FuzzyHash } from './message-hashes.js';
 import type { FuzzyRule } from './rule.js';

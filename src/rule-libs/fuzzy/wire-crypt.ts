@@ -1,4 +1,4 @@
-// The encrypted variant of the fuzzy protocol (fuzzy.md §4.2): an 84-byte header ("rsfe", the
+// The encrypted variant of the fuzzy protocol: an 84-byte header ("rsfe", the
 // first 8 bytes of the server's public key, the client's ephemeral public key, nonce, MAC) in
 // front of the sealed command; replies are nonce ‖ MAC ‖ sealed reply with the same shared key.
 import { MAC_BYTES, NONCE_BYTES, decryptUnchecked, randomNonce, sealDetached, seal, sharedKey, verify } from '../../crypto/cryptobox.js';

@@ -1,4 +1,4 @@
-// Rspamd's fuzzy UDP protocol (fuzzy.md §4): command and reply layouts, little-endian, packed.
+// Rspamd's fuzzy UDP protocol: command and reply layouts, little-endian, packed.
 // Pure encoding and decoding; sockets live in client.ts and storage-server.ts.
 import { SHINGLE_COUNT } from './digest.js';
 

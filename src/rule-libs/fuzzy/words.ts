@@ -1,5 +1,5 @@
-// Text → the stemmed word list that fuzzy digests and shingles are computed over (fuzzy.md
-// §3.1, statistics.md §2.2–2.4): UAX#29 word boundaries (ICU, as Intl.Segmenter), NFKC,
+// Text → the stemmed word list that fuzzy digests and shingles are computed over (as
+// Rspamd's tokeniser makes it): UAX#29 word boundaries (ICU, as Intl.Segmenter), NFKC,
 // lower case, only letter/mark/number/connector/math/currency code points, Snowball stem.
 // URLs and e-mail addresses are exceptions in Rspamd's tokeniser and never become words.
 import { LinkifyIt } from 'linkify-it';
@@ -14,7 +14,7 @@ const WORD_START = /^[\p{L}\p{N}\p{M}\p{Pc}\p{Sc}]/u;
 const KEEP = /[\p{L}\p{M}\p{N}\p{Pc}\p{Sm}\p{Sc}]/gu;
 
 /**
- * Rspamd caps tokenisation per message (statistics.md §2.2); the same cap here bounds the work a
+ * Rspamd caps tokenisation per message; the same cap here bounds the work a
  * hostile message can cause. Beyond it the remaining text is ignored.
  */
 export const MAX_WORDS = 100_000;

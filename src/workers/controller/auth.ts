@@ -1,9 +1,9 @@
-// Controller authentication (controller.md §2.3): trusted peers (secure_ip with the
+// Controller authentication: trusted peers (secure_ip with the
 // forwarded-for rules), then the normal/enable passwords from the `Password` header or the
 // `password` query parameter. Unlike Rspamd 3.4, every refusal is logged with the peer address
 // and password guessing from one address is throttled (Rspamd master's 10 per minute).
 //
-// What the throttle counts (issue 17 item 7). Rspamd master counts every refusal and then
+// What the throttle counts. Rspamd master counts every refusal and then
 // answers 429 to everything from the address, correct passwords included, so a Prometheus job
 // without a password, or a client with a stale one, locks the web UI on the same host out.
 // Here only *guesses* count: distinct wrong passwords from an address within the window.
@@ -38,7 +38,7 @@ export const AUTH_FAIL_WINDOW_MS = 60_000;
 const AUTH_FAIL_MAX_TRACKED = 10_000;
 /** Verified (reference, password) outcomes kept; hashed references cost ~0.5 s of CPU per check. */
 const VERIFY_CACHE_MAX = 64;
-/** Rspamd's stock example passwords: refused whatever is configured (§2.3 D.1). */
+/** Rspamd's stock example passwords: refused whatever is configured. */
 const DEFAULT_PASSWORDS = new Set(['q1', 'q2']);
 /** Passwords are remembered only as keyed digests; the key lives in this process only. */
 const FINGERPRINT_KEY = randomBytes(32);
@@ -130,7 +130,7 @@ function matches(list: BlockList, addr: string): boolean {
 /**
  * A header as the client sent it. The transport also copies query parameters into the headers
  * (the scan protocol's rule), appending them after the real ones; the controller must tell a
- * `Password` header from a `password` parameter (§2.3 B), so it skips those copies.
+ * `Password` header from a `password` parameter, so it skips those copies.
  */
 export function sentHeader(req: Request, lowerName: string): string | undefined {
   const real = req.headers.raw.length - req.query.size;
@@ -210,10 +210,10 @@ export class Authenticator {
   }
 
   /**
-   * §2.3 C, with one deliberate difference from 3.4: when no password at all is configured
+   * Rspamd's password check, with one deliberate difference from 3.4: when no password at all is configured
    * (and no secure_ip), a normal-level session is not read-only, because enable-level
    * endpoints let it in too; 3.4 says read_only:true there and the web UI hides controls
-   * that work (controller.md §8.4). /auth and /stat now say what the session can do.
+   * that work. /auth and /stat now say what the session can do.
    */
   #withoutPassword(level: 'normal' | 'enable', peer: string): ControllerSession | undefined {
     const { password, enablePassword } = this.#cfg;
@@ -243,7 +243,7 @@ export class Authenticator {
     return outcome;
   }
 
-  /** §2.3 D. */
+  /** One password against the level asked for; the stock example passwords never match. */
   #evaluate(given: string, level: 'normal' | 'enable', peer: string, check: (ref: string) => boolean): Evaluation {
     const { password, enablePassword } = this.#cfg;
     if (DEFAULT_PASSWORDS.has(given)) return 'wrong';

@@ -1,4 +1,4 @@
-// /actions, /symbols, /saveactions, /savesymbols (controller.md §4.7–§4.10). Saved values go
+// /actions, /symbols, /saveactions, /savesymbols. Saved values go
 // to the KvStore as the dynamic configuration document and take effect at once in this
 // process; every other worker applies them on its next poll (workers/dynamic-config.ts).
 //
@@ -17,7 +17,7 @@ import { isStoreUnavailable, storeUnavailable } from './store-outage.js';
 import { checkSaveActions, checkSaveSymbols } from './save-checks.js';
 import type { ControllerContext, ControllerRoute } from './types.js';
 
-/** Every action /actions lists, whether configured or not (§3.1). */
+/** Every action /actions lists, whether configured or not. */
 const KNOWN_ACTIONS = ['reject', 'soft reject', 'rewrite subject', 'add header', 'greylist', 'no action'];
 /** A score change smaller than this is no change (3.4's savesymbols threshold). */
 const SCORE_EPSILON = 0.01;
@@ -34,7 +34,7 @@ function parseJsonBody(req: Request): { ok: true; value: unknown } | { ok: false
   }
 }
 
-/** `[{action, value}]` sorted by threshold, thresholdless last (§4.8). */
+/** `[{action, value}]` sorted by threshold, thresholdless last. */
 export function actionsListing(engine: Engine): Array<{ action: string; value: number | null }> {
   const byName = new Map<string, number | null>();
   for (const a of engine.actions()) byName.set(a.name, a.threshold);

@@ -1,4 +1,4 @@
-// /errors (controller.md §4.6): the error ring of every process, newest first.
+// /errors: the error ring of every process, newest first.
 
 import type { CoreContext } from './core-context.js';
 import { dbl, jsonReply } from './json.js';

@@ -1,4 +1,4 @@
-// `fuzzy_stat` for /stat and /metrics (controller.md §4.3): stored hash count per fuzzy rule's
+// `fuzzy_stat` for /stat and /metrics: stored hash count per fuzzy rule's
 // storage, asked over UDP (STAT). The learning endpoints belong to the fuzzy_check module
 // (src/modules/fuzzy-check/endpoints.ts); this status figure is the controller's own.
 import { storageCount } from '../../rule-libs/fuzzy/ops.js';

@@ -1,4 +1,4 @@
-// /graph (throughput per action, controller.md §4.17) and /pie (§4.18).
+// /graph (throughput per action) and /pie.
 
 import { GRAPH_ARCHIVES, GRAPH_TYPE_ALIASES, type GraphType } from '../../observability/graph.js';
 import type { CoreContext } from './core-context.js';

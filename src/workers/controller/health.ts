@@ -1,4 +1,4 @@
-// /ping, /healthy, /ready and /neighbours (controller.md §4.1, §4.21–4.23).
+// /ping, /healthy, /ready and /neighbours.
 
 import type { Reply } from '../../http/types.js';
 import type { CoreContext } from './core-context.js';
@@ -11,7 +11,7 @@ const DEFAULT_CONTROLLER_PORT = 11334;
 
 export const pingRoute: ControllerRoute = { path: '/ping', level: 'none', handler: () => PONG };
 
-/** §4.23: `http://` unless the host names a scheme, `:11334` unless it has a port, then the path. */
+/** A /neighbours URL as Rspamd builds it: `http://` unless the host names a scheme, `:11334` unless it has a port, then the path. */
 export function neighbourUrl(host: string, path = '/'): string {
   let url = host.includes('://') ? host : `http://${host}`;
   const colon = host.lastIndexOf(':');

@@ -1,4 +1,4 @@
-// /history and /historyreset (controller.md §4.19 b, §4.20) over the HistoryStore, which every
+// /history and /historyreset over the HistoryStore, which every
 // worker appends to, so all workers' scans appear in one list, newest first.
 
 import type { CoreContext } from './core-context.js';
@@ -24,7 +24,7 @@ export function historyRoutes(ctx: CoreContext): ControllerRoute[] {
         if (from === undefined || to === undefined) return controllerError(400, 'Invalid from/to parameters');
         const start = Math.max(0, from);
         const end = to < 0 ? limit : Math.min(limit, to + 1);
-        // A store that is down: 503 (Rspamd 3.4 answers 504 for any Redis error here, §4.19; 503
+        // A store that is down: 503 (Rspamd 3.4 answers 504 for any Redis error here; 503
         // is what every store-backed endpoint answers, store-outage.ts).
         const rows: unknown[] = end > start ? await withStore(ctx.log, 'history', () => ctx.stores.history.list(start, end)) : [];
         return { status: 200, contentType: 'application/json', body: `{"version":2,"rows":${renderJson(rows)}}` };

@@ -1,4 +1,4 @@
-// The controller worker (controller.md §1.2): method filter and OPTIONS/CORS, path
+// The controller worker: method filter and OPTIONS/CORS, path
 // normalisation, one case-insensitive exact table composed from the endpoint families, then
 // static files, then 404. Authentication runs once here, by each route's `level`; every reply
 // gets the controller's framing (Connection: close, Cache-Control, CORS with neighbours, gzip).
@@ -52,7 +52,7 @@ const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<
   pluginsRoutes,
 ];
 
-/** Static files (controller.md §1.8, static.ts), tried for paths no route matched. */
+/** Static files (static.ts), tried for paths no route matched. */
 type StaticHandler = (req: Request, normalisedPath: string) => Promise<Reply | undefined> | Reply | undefined;
 const staticHandlerFor = (ctx: ControllerContext): StaticHandler | undefined =>
   ctx.config.workers.controller.staticDir ? (req) => serveStatic(ctx, req) : undefined;
@@ -61,7 +61,7 @@ const staticHandlerFor = (ctx: ControllerContext): StaticHandler | undefined =>
 const OPTIONS_ALLOW_METHODS: [string, string] = ['Access-Control-Allow-Methods', 'POST, GET, OPTIONS'];
 const OPTIONS_ALLOW_HEADERS: [string, string] = ['Access-Control-Allow-Headers', 'Content-Type,Password,Map,Weight,Flag'];
 
-/** §1.2 step 2: collapse `//`, drop `.`, `..` pops (never above root); a trailing slash is kept. */
+/** As Rspamd's controller normalises a path: collapse `//`, drop `.`, `..` pops (never above root); a trailing slash is kept. */
 export function normalisePath(raw: string): string {
   if (raw === '') return '';
   let decoded = raw;
@@ -86,7 +86,7 @@ function textReply(status: number, reason: string, body: string): Reply {
   return { status, reason, contentType: 'text/plain', body };
 }
 
-/** Anything a handler throws becomes ERR(status, text) (controller.md §1.6). */
+/** Anything a handler throws becomes ERR(status, text). */
 function errorToReply(err: unknown, log: Logger): Reply {
   const e = err as { code?: unknown; status?: unknown; message?: unknown };
   if (e && e.code === 'ERR_CONTROLLER' && typeof e.status === 'number') return controllerError(e.status, String(e.message));
@@ -212,7 +212,7 @@ export async function createControllerHandler(opts: ControllerHandlerOptions): P
   };
 
   const finish = (req: Request, original: Reply): Reply => {
-    // Handlers may return shared constant replies: frame a copy. One request per connection (§1.1).
+    // Handlers may return shared constant replies: frame a copy. One request per connection.
     const reply: Reply = { ...original, close: true };
     const headers = reply.headers ? [...reply.headers] : [];
     if (cors) headers.push(['Access-Control-Allow-Origin', '*']);

@@ -1,4 +1,4 @@
-// Controller reply bodies as Rspamd 3.4 writes them (controller.md §1.5, §1.6, §1.9): compact
+// Controller reply bodies as Rspamd 3.4 writes them: compact
 // JSON where fields typed "double" keep their decimal form (`15.0`, `0.000323`), and the error
 // body `{"error":"<text>"}`. Every family builds its replies with these helpers so the framing
 // (content types, reason phrases) is decided in one place.
@@ -16,7 +16,7 @@ export const dbl = (v: number): Double => new Double(v);
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
-/** §1.9: one decimal when integral within int32, six otherwise, null for NaN/±Infinity. */
+/** Rspamd's number format: one decimal when integral within int32, six otherwise, null for NaN/±Infinity. */
 export function formatDouble(v: number): string {
   if (!Number.isFinite(v)) return 'null';
   if (Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX) return `${v}.0`;
@@ -60,7 +60,7 @@ export function successReply(): Reply {
 }
 
 /**
- * ERR(code, text) of §1.6: reason phrase = text, body `{"error":"<text>"}`. Rspamd 3.4 inserts
+ * Rspamd's controller error reply: reason phrase = text, body `{"error":"<text>"}`. Rspamd 3.4 inserts
  * the text unescaped; here it is a JSON string, because texts carry request data (a Classifier
  * header, a Message-ID, a plugin's message) that could otherwise end the string and add keys
  * (`"success":true`) or make the body unparseable. For the ordinary texts (printable ASCII
@@ -68,7 +68,7 @@ export function successReply(): Reply {
  */
 export function controllerError(status: number, text: string): Reply {
   // A 204 (learn refusals) may not carry a body; 3.4 sends one, which is invalid HTTP. The text
-  // stays in the reason phrase, which is what the web UI shows (controller.md §1.6).
+  // stays in the reason phrase, which is what the web UI shows.
   if (statusForbidsBody(status)) return { status, reason: text, body: '' };
   return { status, reason: text, contentType: JSON_TYPE, body: `{"error":${JSON.stringify(text)}}` };
 }
@@ -82,7 +82,7 @@ export class ControllerError extends Error {
   }
 }
 
-/** Replies Rspamd never gzips even when the client accepts it (scan results, §1.7). */
+/** Replies Rspamd never gzips even when the client accepts it (scan results). */
 const UNCOMPRESSED = new WeakSet<Reply>();
 
 export function markUncompressed(reply: Reply): Reply {

@@ -1,4 +1,4 @@
-// /maps, /getmap, /savemap (controller.md §4.11–§4.13): the file sources of every declared map,
+// /maps, /getmap, /savemap: the file sources of every declared map,
 // their raw content, and atomic replacement. After a save this process reloads the map at
 // once and the revision bump makes every other worker re-check its map files on its next poll.
 

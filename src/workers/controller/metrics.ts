@@ -1,4 +1,4 @@
-// /metrics (OpenMetrics, controller.md §4.4) and /counters (per-symbol figures, §4.5).
+// /metrics (OpenMetrics) and /counters (per-symbol figures).
 
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from '../../observability/openmetrics.js';
 import type { CoreContext } from './core-context.js';

@@ -1,5 +1,5 @@
-// /plugins and the plugin endpoints (controller.md §4.24, §5.1; interface.md "Plugin
-// endpoints"). Endpoints come from the modules (ctx.endpoint), built-in and users' plugins, and
+// /plugins and the plugin endpoints (Rspamd's plugin
+// endpoints, /plugins/<plugin>/<path>). Endpoints come from the modules (ctx.endpoint), built-in and users' plugins, and
 // from the controller plugin files (conf/controller/*, local.d/controller.*). The override rule:
 // sources are applied in the order built-in modules, default files, users' plugins, local files,
 // and a source defining a plugin name replaces every endpoint an earlier one gave that name.
@@ -9,8 +9,8 @@
 // never replies is answered without a crash: a coded error (LEARN_*) with its status from the
 // one error table, anything else 500 naming the problem.
 //
-// Differences from 3.4: a throwing handler is a 500 (3.4: 503), as interface.md "Errors"
-// lists 500 for unexpected failures; parameter names arrive lower-cased (the transport
+// Differences from 3.4: a throwing handler is a 500 (3.4: 503), as mailsift's
+// error table gives 500 for unexpected failures; parameter names arrive lower-cased (the transport
 // lower-cases query names).
 
 import { basename } from 'node:path';

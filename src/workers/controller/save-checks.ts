@@ -1,4 +1,4 @@
-// Checks of the bodies /saveactions and /savesymbols accept (issue 17 item 5). Rspamd 3.4 reads
+// Checks of the bodies /saveactions and /savesymbols accept. Rspamd 3.4 reads
 // any element it cannot use as 0 and saves it: `["x",null,6,4]` becomes reject = 0 and every
 // message is rejected. Here a body is checked whole before anything is read from or written to
 // the store, so a request is applied completely or not at all, and a refusal names the first
@@ -8,7 +8,7 @@
 // space) and into the JSON error body (json.ts controllerError, escaped), so they keep to
 // printable ASCII: client-supplied text is echoed only when it is a plain symbol name.
 
-/** The /saveactions array positions (controller.md §4.9), highest threshold first. */
+/** The /saveactions array positions, highest threshold first. */
 export const SAVEACTIONS_ORDER = ['reject', 'rewrite subject', 'add header', 'greylist'] as const;
 export type SavedAction = (typeof SAVEACTIONS_ORDER)[number];
 

@@ -1,4 +1,4 @@
-// /scan, /check and /checkv2 on the controller (controller.md §4.14): the normal worker's
+// /scan, /check and /checkv2 on the controller: the normal worker's
 // protocol layer (the transport has already copied query parameters into the headers, so
 // `?ip=…&from=…` works), and the scan counted and kept in the history like any other.
 

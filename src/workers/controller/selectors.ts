@@ -1,4 +1,4 @@
-// The `selectors` controller plugin (plugins.md §a.5): /plugins/selectors/list_extractors,
+// The `selectors` controller plugin: /plugins/selectors/list_extractors,
 // list_transforms, check_selector and check_message, all privileged as in Rspamd 3.4. Built in
 // (Rspamd ships it as rules/controller/selectors.lua); a `selectors` plugin in
 // local.d/controller.* replaces it whole, like any other plugin.

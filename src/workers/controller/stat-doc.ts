@@ -1,5 +1,5 @@
 // Builds the /stat (and /auth, /metrics) figures from a statistics snapshot and the stores
-// (controller.md §4.2–4.4). Store figures are best effort: a store that is down leaves its
+// (Rspamd 3.4's /stat layout). Store figures are best effort: a store that is down leaves its
 // fields out instead of failing the status page.
 
 import { ACTION_ORDER, hamCount, spamCount } from '../../observability/server-stats.js';
@@ -46,7 +46,7 @@ export async function storeFigures(ctx: CoreContext): Promise<StoreFigures> {
       acc.users = Math.max(acc.users, t.users, scope.user === '' ? 1 : 0);
       byClassifier.set(scope.classifier, acc);
     }
-    // A configured classifier that has learned nothing yet still has its two statfiles (§4.3).
+    // A configured classifier that has learned nothing yet still has its two statfiles.
     if (byClassifier.size === 0 && ctx.engine.symbols().some((s) => s.name === 'BAYES_SPAM')) {
       byClassifier.set('bayes', { spam: 0, ham: 0, tokensSpam: 0, tokensHam: 0, users: 0 });
     }
@@ -81,7 +81,7 @@ export function uptimeOf(ctx: CoreContext): number {
   return Math.floor((Date.now() - ctx.startedAt) / 1000);
 }
 
-/** §4.3's document, keys in Rspamd's order. */
+/** The /stat document, keys in Rspamd's order. */
 export function statDocument(ctx: CoreContext, snap: StatsSnapshot, readOnly: boolean, stores: StoreFigures): Record<string, unknown> {
   const st = snap.state;
   const actions: Record<string, number> = {};
@@ -114,7 +114,7 @@ export function statDocument(ctx: CoreContext, snap: StatsSnapshot, readOnly: bo
   };
 }
 
-/** Mean of the filled scan-time slots; 0 when none (§4.4 row 3). */
+/** Mean of the filled scan-time slots; 0 when none. */
 export function scanTimeAverage(snap: StatsSnapshot): number {
   let sum = 0;
   let n = 0;
@@ -133,7 +133,7 @@ export function metricsInput(ctx: CoreContext, snap: StatsSnapshot, stores: Stor
     configId: ctx.configId,
     scanTimeAverage: scanTimeAverage(snap),
     processStartSeconds: Math.floor(ctx.startedAt / 1000),
-    // Rspamd 3.4 always reports 0 here (controller.md §8.3); so do we, for dashboards built on it.
+    // Rspamd 3.4 always reports 0 here; so do we, for dashboards built on it.
     readOnly: false,
     scanned: st.scanned,
     learned: st.learned,

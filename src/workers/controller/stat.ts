@@ -1,4 +1,4 @@
-// /auth, /stat and /statreset (controller.md §4.2, §4.3). `read_only` is what the session can do
+// /auth, /stat and /statreset. `read_only` is what the session can do
 // (auth.ts); /auth adds a `warning` when the controller needs no password.
 
 import { authConfigOf, openAccessWarning } from './auth.js';
@@ -47,7 +47,7 @@ export function statRoutes(ctx: CoreContext): ControllerRoute[] {
       path: '/statreset',
       level: 'enable',
       async handler(_req, session) {
-        // The document shows the counters as they were just before the reset (§4.3).
+        // The document shows the counters as they were just before the reset.
         const stores = await storeFigures(ctx);
         const before = await ctx.stats.view.reset();
         return jsonReply(statDocument(ctx, before, session.readOnly, stores));

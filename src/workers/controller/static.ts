@@ -1,4 +1,4 @@
-// Static files from `static_dir` (controller.md §1.8): the web UI. (OPTIONS and the CORS header
+// Static files from `static_dir`: the web UI. (OPTIONS and the CORS header
 // are answered for every path in index.ts.) A path is percent-decoded, normalised (`.`/`..` never climb above the
 // root), resolved through symlinks, and served only if the real file lies inside the real
 // static directory; anything else is the router's plain 404. Static files need no password.

@@ -11,7 +11,7 @@ import type { Stores } from '../../storage/types.js';
 import type { StatsView } from '../../observability/stats-hub.js';
 import type { StatsRecorder } from '../../observability/stats-recorder.js';
 
-/** Authorisation level of an endpoint (controller.md §2.7). */
+/** Authorisation level of an endpoint. */
 export type AuthLevel = 'none' | 'normal' | 'enable';
 
 /** What the auth step decided for this request; handed to the handler. */
