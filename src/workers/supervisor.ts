@@ -84,7 +84,8 @@ export function formatAddress(host: string, port: number): string {
 
 /** `hub`: this process aggregates the statistics (--single); otherwise they go over IPC. */
 async function startRole(role: WorkerRole, cfg: LoadedConfig, log: RootLogger, serverName: string | undefined, hub?: StatsHub, board?: ScanBoard): Promise<Listener> {
-  const svc = await openProcessServices(cfg, log.child('stores'), role, hub);
+  // Rspamd names its scan lines' module `task`; the same tag here lets an operator grep them.
+  const svc = await openProcessServices(cfg, log.child('stores'), role, hub, log.child('task'));
   // Maps are read relative to the config dir; saved actions/scores/maps reach this worker by polling.
   const maps = createMapRegistry({ baseDir: cfg.dir, log: log.child('maps') });
   let dynamic: DynamicSync | undefined;
