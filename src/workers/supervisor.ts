@@ -279,24 +279,49 @@ export async function runSingle(cfg: LoadedConfig, log: RootLogger, serverName?:
     }
   }
   let reloads = 0;
+  let reloading = false;
   process.on('SIGHUP', () => {
     reloadTlsListeners(listeners, log);
-    if (!confDir) return;
-    // One process cannot start its replacement beside itself on the same ports: the check still
-    // tells the operator whether the edit is sound, and the restart applies it.
+    if (!confDir || reloading) return;
+    reloading = true;
     const seq = ++reloads;
     const t0 = Date.now();
-    void checkConfig(confDir).then((check) => {
-      const problems = problemList(check.errors);
-      const message = check.cfg ? 'the configuration is valid; --single applies it on a restart (TLS certificates were re-read)' : `refused: ${problems.length} problem(s); the running configuration is kept`;
-      if (check.cfg) log.warn(`reload: ${message}`);
-      else for (const p of problems) log.error(`reload refused: ${p}`);
+    const report = (ok: boolean, message: string, problems: string[] = []) => {
       try {
-        writeReloadStatus(cfg.dataDir, { pid: process.pid, seq, at: Date.now(), ok: false, message, ...(problems.length ? { problems } : {}), ms: Date.now() - t0 });
+        writeReloadStatus(cfg.dataDir, { pid: process.pid, seq, at: Date.now(), ok, message, ...(problems.length ? { problems } : {}), ms: Date.now() - t0 });
       } catch {
-        // The log lines above already said it.
+        // The log lines already said it.
       }
-    });
+    };
+    void (async () => {
+      const check = await checkConfig(confDir);
+      if (!check.cfg) {
+        const problems = problemList(check.errors);
+        log.error(`reload refused: the configuration has ${problems.length} problem(s); the running one is kept`, { problems });
+        for (const p of problems) log.error(`reload refused: ${p}`);
+        return report(false, `refused: ${problems.length} problem(s); the running configuration is kept`, problems);
+      }
+      // One process cannot start its replacement beside itself on the same ports: what the scan
+      // engine reads is applied in place; a change to the processes waits for a restart.
+      const scan = listeners[0];
+      if (processShape(check.cfg) !== processShape(cfg) || !scan?.prepareSwap) {
+        const message = 'the configuration is sound but changes the workers themselves (ports, limits, stores, logging); --single applies it on a restart';
+        log.warn(`reload: ${message}`);
+        return report(false, message);
+      }
+      const swap = await scan.prepareSwap(check.cfg);
+      swap.commit();
+      const message = `reloaded: the scan worker took the new configuration in ${Date.now() - t0} ms${listeners.length > 1 ? '; the controller and other workers take it on a restart' : ''}`;
+      log.info(message);
+      report(true, message);
+    })()
+      .catch((err: unknown) => {
+        log.error(`reload failed: ${(err as Error).message}; the running configuration is kept`);
+        report(false, `failed: ${(err as Error).message}`);
+      })
+      .finally(() => {
+        reloading = false;
+      });
   });
   onStopSignal((signal) => {
     log.info('stopping', { signal });

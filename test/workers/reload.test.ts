@@ -208,3 +208,32 @@ test('SIGHUP under load: every worker takes the new threshold, no scan fails; a 
     await removeConfDir(dir);
   }
 });
+
+test('--single: a sound change to what the engine reads is applied in place; a broken one is refused', async () => {
+  const message = await readFile(MESSAGE_FILE);
+  const dir = await makeConfDir({
+    'mailsift.yaml': 'workers:\n  normal: { bind: "127.0.0.1:0" }\n  controller: { enabled: false }\nlogging: { level: info, format: json }\n',
+    'local.d/mailsift.yaml': localYaml(20),
+  });
+  const srv = runCli(['serve', '--single', '-c', dir]);
+  try {
+    const port = (await srv.waitFor((l) => l.worker === 'normal' && /^listening on /.test(l.msg), 'the scan worker', 120_000)).port!;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    assert.equal((await scanOnce(agent, port, message)).requiredScore, 20);
+    await writeFile(join(dir, 'local.d', 'mailsift.yaml'), localYaml(42));
+    const good = await cli(['reload', '-c', dir]);
+    assert.equal(good.status, 0, good.stderr + good.stdout);
+    assert.match(good.stdout, /^reloaded: the scan worker took the new configuration in \d+ ms/);
+    // The same keep-alive connection: the process and its sockets stayed.
+    assert.equal((await scanOnce(agent, port, message)).requiredScore, 42);
+
+    await writeFile(join(dir, 'local.d', 'mailsift.yaml'), localYaml('"high"'));
+    srv.child.kill('SIGHUP');
+    await srv.waitFor((l) => /^reload refused: the configuration has 1 problem/.test(l.msg), 'the refusal', 60_000);
+    assert.equal((await scanOnce(agent, port, message)).requiredScore, 42);
+    agent.destroy();
+  } finally {
+    srv.child.kill('SIGKILL');
+    await removeConfDir(dir);
+  }
+});
