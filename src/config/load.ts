@@ -8,7 +8,7 @@ import { availableParallelism, hostname as osHostname } from 'node:os';
 import { readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { EngineConfig } from '../engine/contract.js';
-import type { LogFormat, LogLevel } from '../observability/log.js';
+import { resolveLogFormat, type LogFormat, type LogLevel } from '../observability/log.js';
 import { loadDictionary, type ZstdDictionary } from './dictionaries.js';
 import { ExpressionError, parseExpression } from '../engine/composite-expr.js';
 import { ConfigError, describeValue, type ConfigIssue } from './errors.js';
@@ -360,7 +360,8 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
       watchdogTimeout: cfg.workers.watchdog_timeout,
       maxHeap: cfg.workers.max_heap,
     },
-    logging: cfg.logging,
+    // Resolved here, once: every process of the server then writes the same format.
+    logging: { level: cfg.logging.level, format: resolveLogFormat(cfg.logging.format) },
     dataDir: resolve(absDir, cfg.data_dir),
     stores: cfg.stores,
     hostname,

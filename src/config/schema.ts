@@ -4,7 +4,7 @@
 
 import { DEFAULT_METRIC_PREFIX } from '../observability/openmetrics.js';
 import { z } from 'zod';
-import { LOG_FORMATS, LOG_LEVELS } from '../observability/log.js';
+import { LOG_FORMAT_SETTINGS, LOG_LEVELS } from '../observability/log.js';
 import { Bind, Duration, parsed, Size } from '../core/value-schemas.js';
 import { StoresSection } from '../storage/config-schema.js';
 import { WorkerTlsKeys } from './schema-tls.js';
@@ -260,7 +260,8 @@ export const MainConfig = z.strictObject({
   logging: z
     .strictObject({
       level: z.enum(LOG_LEVELS).default('info'),
-      format: z.enum(LOG_FORMATS).default('json'),
+      /** `auto`: text when stdout is a terminal, JSON otherwise. */
+      format: z.enum(LOG_FORMAT_SETTINGS).default('auto'),
     })
     .prefault({}),
   /** Where stores keep their files; relative paths are taken from the config directory. */

@@ -168,4 +168,10 @@ export interface ScanResult {
   rewrittenBodyOffset?: number;
   /** Newline style of the scanned message, used to fold generated header values. */
   newline: '\r\n' | '\n';
+  /** DNS lookups the task made (Rspamd's `dns req`); for the scan log line, never rendered in replies. */
+  dnsRequests?: number;
+  /** Lookups that failed (time-outs, SERVFAIL, the per-task cap), summarised for the scan log line. */
+  dnsFailures?: { count: number; names: string[]; capReached: boolean };
+  /** The task is not to be logged or kept in the history: `no_log` set by Settings or a rule (the request's `Log: no` is in ScanMeta). */
+  noLog?: boolean;
 }

@@ -30,6 +30,10 @@ export function buildResult(task: ScanTask): ScanResult {
   if (milterAttr) res.reject = milterAttr;
   if (task.profile) res.profile = Object.assign(task.profile, task.allItemTimes());
   res.symbolTimes = task.itemTimesOf(symbols.map((s) => s.name));
+  const dns = task.dnsStats;
+  if (dns.used > 0) res.dnsRequests = dns.used;
+  if (dns.failures) res.dnsFailures = { ...dns.failures, names: [...dns.failures.names] };
+  if (task.flags.has('no_log')) res.noLog = true;
   if (task.requestSkip) return res;
   if (!task.empty) {
     const message = task.message;

@@ -96,6 +96,11 @@ export class ScanTask implements Task {
   #net: TaskNet | undefined;
   readonly #dnsBudget: DnsBudget = { used: 0 };
 
+  /** Lookups made and failures seen by every view of this task's DNS API. */
+  get dnsStats(): Readonly<DnsBudget> {
+    return this.#dnsBudget;
+  }
+
   /** Seconds of every item that ran, by item name (the `profile` flag's reply). */
   allItemTimes(): Record<string, number> {
     const out: Record<string, number> = {};

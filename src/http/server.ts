@@ -50,10 +50,22 @@ export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 15_000;
  */
 const CLOSE_BODY_GRACE_MS = 25;
 
+/** How a transport closes: by default idle connections end at once; `drain` (a reload) lets each connection carry one more request. */
+export interface CloseOptions {
+  /**
+   * Set for a reload: a connection's next request is still read and answered (with
+   * `Connection: close`), and an idle one is closed only by its usual keep-alive time-out. A
+   * keep-alive client then never has a request cut off by the old worker (closing idle
+   * connections early would race with the request a client is sending on one): it reconnects,
+   * to a new worker.
+   */
+  drain?: boolean;
+}
+
 export interface Transport {
   server: net.Server;
-  /** Stops accepting, ends idle connections, waits for in-flight replies. */
-  close(): Promise<void>;
+  /** Stops accepting, ends idle connections (or drains them, see CloseOptions), waits for in-flight replies. */
+  close(opts?: CloseOptions): Promise<void>;
 }
 
 export function createTransport(handler: Handler, opts: TransportOptions = {}): Transport {
@@ -65,22 +77,26 @@ export function createTransport(handler: Handler, opts: TransportOptions = {}): 
   const idleTimeout = opts.keepAliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS;
   const serverName = opts.serverName ?? DEFAULT_SERVER_NAME;
   const conns = new Set<Connection>();
-  let closing = false;
+  let closing: CloseOptions | undefined;
+  const wind = (c: Connection, how: CloseOptions): void => {
+    if (how.drain) c.drain();
+    else c.shutdownIdle();
+  };
 
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
     const c = new Connection(socket, handler, limits, requestTimeout, idleTimeout, serverName, opts.onUnknownError, opts.crypt, opts.legacyError);
     conns.add(c);
     socket.once('close', () => conns.delete(c));
-    if (closing) c.shutdownIdle();
+    if (closing) wind(c, closing);
   });
 
   return {
     server,
-    close() {
-      closing = true;
+    close(how: CloseOptions = {}) {
+      closing = how;
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const c of conns) c.shutdownIdle();
+        for (const c of conns) wind(c, how);
       });
     },
   };
@@ -147,6 +163,11 @@ class Connection {
     socket.on('error', () => this.#destroy());
     socket.on('close', () => this.#clearTimer());
     this.#arm('idle');
+  }
+
+  /** Reload: the next request is answered with `Connection: close`; an idle connection ends at its keep-alive time-out. */
+  drain(): void {
+    this.#shutdownRequested = true;
   }
 
   shutdownIdle(): void {
@@ -267,7 +288,8 @@ class Connection {
     // The outer request decides the connection's fate; an encrypted reply is sealed to the client.
     let keepAlive = outer.keepAlive && !this.#shutdownRequested;
     const onReply = (reply: Reply): void => {
-      if (reply.close) keepAlive = false;
+      // A drain that began while this request was in flight closes the connection after it.
+      if (reply.close || this.#shutdownRequested) keepAlive = false;
       this.#write(session ? this.#crypt!.wrap(reply, session, keepAlive, this.#serverName) : reply, keepAlive);
       this.#busy = false;
       if (!keepAlive) {

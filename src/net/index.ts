@@ -23,7 +23,7 @@ export type { ResolverOptions, DnsAnswer } from './dns-resolver.js';
 export { RedisPool } from './redis-pool.js';
 export { NetError } from './scope.js';
 export type { NetScope, NetEvent, NetErrorCode } from './scope.js';
-export type { DnsBudget } from './task-dns.js';
+export type { DnsBudget, DnsFailures } from './task-dns.js';
 export { DEFAULT_DNS_MAX_REQUESTS } from './task-dns.js';
 
 /** What a worker shares between its tasks. */

@@ -43,11 +43,34 @@ function failure(code: DnsErrorCode, text: string): DnsResult {
   return { ok: false, is_ok: false, error: text, code };
 }
 
+/** Names kept in a task's DNS failure summary; the count goes on past it. */
+export const MAX_FAILED_NAMES = 8;
+
+/** Codes that are an answer about the name (it has no such record), not a failure to get one. */
+const ANSWERS: ReadonlySet<DnsErrorCode> = new Set<DnsErrorCode>(['NXDOMAIN', 'NODATA', 'CANCELLED']);
+
+/** Failed lookups of one task, for its scan log line: the count, and the first few names with their code. */
+export interface DnsFailures { count: number; names: string[]; capReached: boolean }
+
 /**
  * Lookups a task has made, shared by every view of the task's DNS API (the cap is per task), and
- * whether reaching the cap was already logged.
+ * the lookups that failed. Failures are summarised on the task's one log line, never logged one
+ * by one: an outage would otherwise write a line per lookup, dozens per message.
  */
-export interface DnsBudget { used: number; capLogged?: boolean }
+export interface DnsBudget { used: number; failures?: DnsFailures }
+
+/** Counts a failed lookup into the task's summary (answers such as NXDOMAIN are not failures). */
+export function noteDnsFailure(budget: DnsBudget, name: string, code: DnsErrorCode): void {
+  if (ANSWERS.has(code)) return;
+  const f = (budget.failures ??= { count: 0, names: [], capReached: false });
+  if (code === 'LIMIT') {
+    // One refusal stands for all: past the cap every lookup is refused the same way.
+    if (f.capReached) return;
+    f.capReached = true;
+  }
+  f.count++;
+  if (f.names.length < MAX_FAILED_NAMES) f.names.push(`${name.slice(0, 255)} ${code}`);
+}
 
 export class TaskDnsImpl implements TaskDns {
   readonly #budget: DnsBudget;
@@ -63,7 +86,10 @@ export class TaskDnsImpl implements TaskDns {
         const a = await this.#lookup(name, type, false);
         return a.records.map((r) => toNodeValue(type, r));
       } catch (e) {
-        if (isDnsError(e)) throw Object.assign(new Error(e.message), { code: e.nodeCode, hostname: name });
+        if (isDnsError(e)) {
+          noteDnsFailure(this.#budget, name, e.code);
+          throw Object.assign(new Error(e.message), { code: e.nodeCode, hostname: name });
+        }
         throw e;
       } finally {
         ev.end();
@@ -79,11 +105,7 @@ export class TaskDnsImpl implements TaskDns {
     if (this.scope.ended || this.scope.signal.aborted) return Promise.reject(new DnsError('CANCELLED', name, type));
     if (!forced) {
       if (this.#budget.used >= this.scope.dnsMaxRequests) {
-        // Once per task: a message with hundreds of URLs would otherwise write a line per refused lookup.
-        if (!this.#budget.capLogged) {
-          this.#budget.capLogged = true;
-          this.scope.log.warn('DNS lookup cap reached for this task; further lookups are refused', { name, type, cap: this.scope.dnsMaxRequests });
-        }
+        // Said once, on the task's log line (noteDnsFailure): a message with hundreds of URLs would otherwise write a line per refused lookup.
         return Promise.reject(new DnsError('LIMIT', name, type));
       }
       this.#budget.used++;
@@ -97,8 +119,9 @@ export class TaskDnsImpl implements TaskDns {
       const a = await this.#lookup(name, type, forced);
       return { ok: true, is_ok: true, results: a.records.map((r) => toValue(type, r)), ttl: a.ttl };
     } catch (e) {
-      if (isDnsError(e)) return failure(e.code, e.text);
-      return failure('NETWORK', (e as Error).message);
+      const code: DnsErrorCode = isDnsError(e) ? e.code : 'NETWORK';
+      noteDnsFailure(this.#budget, name, code);
+      return isDnsError(e) ? failure(e.code, e.text) : failure('NETWORK', (e as Error).message);
     }
   }
 
@@ -113,7 +136,10 @@ export class TaskDnsImpl implements TaskDns {
     const hit = this.scope.resolver.cached(name, type);
     if (hit === undefined) return undefined;
     if (!forced) this.#budget.used++;
-    if (typeof hit === 'string') return failure(hit, dnsErrorText(hit));
+    if (typeof hit === 'string') {
+      noteDnsFailure(this.#budget, name, hit);
+      return failure(hit, dnsErrorText(hit));
+    }
     return { ok: true, is_ok: true, results: hit.records.map((r) => toValue(type, r)), ttl: hit.ttl };
   }
 

@@ -115,11 +115,21 @@ function decodeWords(s: string): string {
 }
 
 const WANTED = new Set(['from', 'to', 'cc', 'subject']);
+const RCPT_HEADERS = new Set(['to', 'cc']);
+
+function mimeRcptOf(hv: Map<string, string[]>, max: number): string[] {
+  return [...(hv.get('to') ?? []), ...(hv.get('cc') ?? [])].flatMap((v) => addresses(v, max)).slice(0, max);
+}
+
+/** The To and Cc addresses of a message (at most `max`), from the same bounded look at its header block. */
+export function mimeRecipients(message: Buffer, max = MAX_MIME_RCPT): string[] {
+  return mimeRcptOf(headerValues(headerBlock(message), RCPT_HEADERS), max);
+}
 
 export function buildHistoryRow(result: ScanResult, meta: ScanMeta, message: Buffer, startedAt: number, legacyLayout = false): HistoryRow {
   const hv = headerValues(headerBlock(message), WANTED);
   const mimeFrom = addresses(hv.get('from')?.[0] ?? '', 1)[0];
-  const mimeRcpt = [...(hv.get('to') ?? []), ...(hv.get('cc') ?? [])].flatMap((v) => addresses(v)).slice(0, MAX_MIME_RCPT);
+  const mimeRcpt = mimeRcptOf(hv, MAX_MIME_RCPT);
   const rawSubject = hv.get('subject')?.[0];
   // Keyed by symbol name, which a request can choose (Settings `symbols`): no prototype (records.ts).
   const symbols = dataRecord<Record<string, unknown>>();

@@ -9,6 +9,15 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_FORMATS = ['json', 'text'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+/** `logging.format` values: a format, or `auto` (text for a person at a terminal, JSON for a collector). */
+export const LOG_FORMAT_SETTINGS = ['auto', ...LOG_FORMATS] as const;
+export type LogFormatSetting = (typeof LOG_FORMAT_SETTINGS)[number];
+
+/** The format `setting` means for lines written to `out` (stdout, where every line goes). */
+export function resolveLogFormat(setting: LogFormatSetting, out: { isTTY?: boolean } = process.stdout): LogFormat {
+  if (setting !== 'auto') return setting;
+  return out.isTTY === true ? 'text' : 'json';
+}
 
 export interface LogOptions {
   level?: LogLevel;

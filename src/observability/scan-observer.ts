@@ -5,6 +5,7 @@
 import type { Logger } from '../core/logger.js';
 import type { ScanMeta, ScanResult } from '../core/scan-types.js';
 import { buildHistoryRow } from './history-row.js';
+import { isUnlogged } from './scan-log.js';
 import type { StatsRecorder } from './stats-recorder.js';
 
 export interface ScanInfo {
@@ -21,12 +22,25 @@ export interface ScanInfo {
 
 export type ScanObserver = (info: ScanInfo) => void;
 
-export function createScanObserver(opts: { recorder: StatsRecorder; log: Logger }): ScanObserver {
-  const { recorder, log } = opts;
+export interface ScanObserverOptions {
+  recorder: StatsRecorder;
+  log: Logger;
+  /** Writes the scan's log line (scan-log.ts createScanLogger); none: no line. */
+  scanLine?: (info: ScanInfo) => void;
+}
+
+export function createScanObserver(opts: ScanObserverOptions): ScanObserver {
+  const { recorder, log, scanLine } = opts;
   return (info) => {
     recorder.scan(info.result, info.seconds);
     // Tasks flagged not to be logged are not kept in the history either.
-    if (!info.meta.log) return;
+    if (isUnlogged(info.result, info.meta)) return;
+    try {
+      scanLine?.(info);
+    } catch (err) {
+      // A line that cannot be written must not cost the scan its history row or its reply.
+      log.warn('could not write the scan log line', { err: String(err) });
+    }
     let row;
     try {
       row = buildHistoryRow(info.result, info.meta, info.message, info.startedAt, info.legacy);

@@ -2,7 +2,7 @@
 // HTTPS one (src/http/tls.ts), or both feeding one transport. Under node:cluster the primary
 // owns the sockets and workers calling listen() share them.
 
-import type { Transport } from '../http/server.js';
+import type { CloseOptions, Transport } from '../http/server.js';
 import { listenTls, type TlsListener, type TlsListenOptions } from '../http/tls.js';
 import type { WorkerTlsConfig } from '../config/schema-tls.js';
 import type { Logger } from '../plugin-api/index.js';
@@ -14,7 +14,8 @@ export interface RunningWorker {
   tlsPort?: number;
   /** Re-reads the TLS certificate files for new handshakes (SIGHUP); throws and keeps the old ones on error. */
   reloadTls?(): void;
-  close(): Promise<void>;
+  /** Stops the worker's listeners; `drain` (a reload) lets open connections finish their next request first. */
+  close(opts?: CloseOptions): Promise<void>;
 }
 
 export interface ListenOptions {
@@ -41,7 +42,7 @@ function listenPlain(transport: Transport, host: string, port: number): Promise<
 export async function listenTransport(transport: Transport, host: string, port: number, opts: ListenOptions = {}): Promise<RunningWorker> {
   const plain = opts.plain !== false || !opts.tls;
   const bound = plain ? await listenPlain(transport, host, port) : 0;
-  if (!opts.tls) return { port: bound, close: () => transport.close() };
+  if (!opts.tls) return { port: bound, close: (how) => transport.close(how) };
   let secure: TlsListener;
   try {
     secure = await listenTls(transport, opts.tls, opts.onTlsClientError);
@@ -54,7 +55,7 @@ export async function listenTransport(transport: Transport, host: string, port: 
     tlsPort: secure.port,
     reloadTls: () => secure.reload(),
     // Both listeners stop accepting at once; the transport drains every connection it holds.
-    close: () => Promise.all([secure.close(), transport.close()]).then(() => undefined),
+    close: (how) => Promise.all([secure.close(), transport.close(how)]).then(() => undefined),
   };
 }
 

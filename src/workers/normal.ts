@@ -120,8 +120,8 @@ export function createNormalHandler(opts: {
     } finally {
       if (slot !== undefined) board?.end(slot);
     }
+    // The scan's one log line is written by the observer (scan-log.ts), for every kind of worker.
     observe(sr, result, startedAt, t0, legacyLayout);
-    log.debug('scanned', { queueId: sr.meta.queueId, messageId: result.messageId, action: result.action, score: result.score, ms: Date.now() - startedAt });
     return result;
   }
 

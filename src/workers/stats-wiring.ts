@@ -8,6 +8,7 @@ import type { LoadedConfig } from '../config/load.js';
 import type { Logger } from '../plugin-api/index.js';
 import { setErrorSink } from '../observability/error-ring.js';
 import { createScanObserver, type ScanObserver } from '../observability/scan-observer.js';
+import { createScanLogger } from '../observability/scan-log.js';
 import { StatsHub, type HealthInfo, type StatsSink, type StatsView } from '../observability/stats-hub.js';
 import { handleStatsMessage, ipcStatsSink, ipcStatsView } from '../observability/stats-ipc.js';
 import { StatsRecorder } from '../observability/stats-recorder.js';
@@ -23,8 +24,11 @@ export interface ProcessServices {
   close(): Promise<void>;
 }
 
-/** A worker's services. `hub` given: this process aggregates (--single); otherwise over IPC. */
-export async function openProcessServices(cfg: LoadedConfig, log: Logger, type: string, hub?: StatsHub): Promise<ProcessServices> {
+/**
+ * A worker's services. `hub` given: this process aggregates (--single); otherwise over IPC.
+ * `taskLog` receives each scan's log line (none: no line).
+ */
+export async function openProcessServices(cfg: LoadedConfig, log: Logger, type: string, hub?: StatsHub, taskLog?: Logger): Promise<ProcessServices> {
   const stores = await openStores(cfg, log);
   const ipc = hub ? undefined : ipcStatsSink();
   const sink: StatsSink = hub ?? ipc!;
@@ -35,7 +39,7 @@ export async function openProcessServices(cfg: LoadedConfig, log: Logger, type: 
     stores,
     recorder,
     view,
-    observeScan: createScanObserver({ recorder, log }),
+    observeScan: createScanObserver({ recorder, log, ...(taskLog ? { scanLine: createScanLogger(taskLog, cfg.logging.format, cfg.logging.level) } : {}) }),
     async close() {
       recorder.flush();
       // The last counts must reach the supervisor before this process exits.

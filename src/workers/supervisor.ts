@@ -33,6 +33,11 @@ import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.
 import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS, mib, monotonicMs, reportId, startHeartbeat, WATCHDOG_TICK_MS } from './watchdog.js';
 import { startWatchdogThread } from './watchdog-thread.js';
 import { forwardStderr } from './worker-stderr.js';
+import { checkConfig } from './config-check.js';
+import { processShape, SwappableScanner, type EngineSet } from './engine-swap.js';
+import type { MapRegistry } from '../maps/index.js';
+import { removePidFile, writePidFile, writeReloadStatus, type ReloadStatus } from './run-files.js';
+import type { CloseOptions } from '../http/server.js';
 
 export type WorkerRole = 'normal' | 'controller' | 'fuzzy' | 'proxy';
 
@@ -55,6 +60,8 @@ const RESTART_MAX_MS = 30_000;
 const STABLE_AFTER_MS = 30_000;
 /** Time given to in-flight scans on shutdown beyond the task deadline, before a hard stop. */
 const SHUTDOWN_EXTRA_MS = 5_000;
+/** Longest wait for every worker of a reloaded configuration to be ready before the reload is given up. */
+const RELOAD_READY_TIMEOUT_MS = 120_000;
 /** Exit status of a worker that cannot start (config or bind error): EX_CONFIG from sysexits. */
 const EXIT_STARTUP_FAILED = 78;
 
@@ -71,11 +78,25 @@ const CONTROLLER_PORT_ENV = 'MAILSIFT_CONTROLLER_PORT';
 /** Ports the supervisor picked for the proxy's TCP binds configured with port 0, as a JSON list by bind. */
 const PROXY_PORTS_ENV = 'MAILSIFT_PROXY_PORTS';
 
-type Listener = RunningWorker;
+/** A running worker; a scan worker can also build a new engine for a reload and swap it in (engine-swap.ts). */
+interface Listener extends RunningWorker {
+  prepareSwap?(cfg: LoadedConfig): Promise<{ commit(): void; abort(): void }>;
+}
 
 interface IpcMessage {
-  type: 'ready' | 'shutdown';
+  /**
+   * `retire`: a reload replaced this worker; it drains its connections (CloseOptions) and exits.
+   * `prepare` → `prepared`, then `commit` or `abort`: a reload that keeps the processes swaps
+   * each scan worker's engine, all of them only once every one has built its new engine.
+   */
+  type: 'ready' | 'shutdown' | 'retire' | 'prepare' | 'prepared' | 'commit' | 'abort';
   role?: WorkerRole;
+  /** Which reload a prepare/commit/abort/prepared belongs to. */
+  seq?: number;
+  /** processShape() of the configuration the supervisor checked: the worker refuses another. */
+  shape?: string;
+  /** `prepared`: why the worker could not. */
+  error?: string;
 }
 
 /** `host:port` with IPv6 hosts bracketed, as in the config's `bind`. */
@@ -85,19 +106,23 @@ export function formatAddress(host: string, port: number): string {
 
 /** `hub`: this process aggregates the statistics (--single); otherwise they go over IPC. */
 async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName: string | undefined, hub?: StatsHub, board?: ScanBoard): Promise<Listener> {
-  const svc = await openProcessServices(cfg, log.child('stores'), role, hub);
+  // Rspamd names its scan lines' module `task`; the same tag here lets an operator grep them.
+  const svc = await openProcessServices(cfg, log.child('stores'), role, hub, log.child('task'));
   // After the services: the error sink of the /errors ring is in place.
   if (role !== 'fuzzy') reportPlugins(set, log.child('plugins'));
   const engineOptions = { log: log.child('engine'), stores: svc.stores, localModules: set.local };
   // Maps are read relative to the config dir; saved actions/scores/maps reach this worker by polling.
   const maps = createMapRegistry({ baseDir: cfg.dir, log: log.child('maps') });
   let dynamic: DynamicSync | undefined;
+  let swappable: SwappableScanner | undefined;
   const withServices = (l: Listener): Listener => ({
     ...l,
-    async close() {
-      await l.close();
+    async close(how) {
+      await l.close(how);
       dynamic?.stop();
-      maps.close();
+      // A scan worker's engine may have been swapped: its own maps are the ones in use.
+      if (swappable) swappable.close();
+      else maps.close();
       await svc.close();
     },
   });
@@ -143,9 +168,14 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
     tuneV8ForScanning();
     const w = cfg.workers.normal;
     const wlog = log.child('normal');
-    const scanner = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
-    dynamic = startDynamicSync({ engine: scanner, kv: svc.stores.kv, log: wlog });
-    await dynamic.ready;
+    const engineSet = async (c: LoadedConfig, m: MapRegistry): Promise<EngineSet> => {
+      const engine = await createEngine(c.engine, set.modules, { ...engineOptions, maps: m });
+      const sync = startDynamicSync({ engine, kv: svc.stores.kv, log: wlog });
+      await sync.ready;
+      return { engine, dynamic: sync, maps: m };
+    };
+    const scanner = new SwappableScanner(await engineSet(cfg, maps));
+    swappable = scanner;
     const handle = await startNormalWorker({
       host: w.host,
       port: w.port,
@@ -167,7 +197,20 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
     });
     if (!w.tls?.only) wlog.info(`listening on ${formatAddress(w.host, handle.port)}`, { worker: 'normal', host: w.host, port: handle.port });
     if (w.tls) wlog.info(`listening with TLS on ${formatAddress(w.tls.host, handle.tlsPort ?? 0)}`, { worker: 'normal', host: w.tls.host, tlsPort: handle.tlsPort });
-    return withServices(handle);
+    return {
+      ...withServices(handle),
+      async prepareSwap(next) {
+        const m = createMapRegistry({ baseDir: next.dir, log: log.child('maps') });
+        let set: EngineSet;
+        try {
+          set = await engineSet(next, m);
+        } catch (err) {
+          m.close();
+          throw err;
+        }
+        return { commit: () => scanner.replace(set), abort: () => SwappableScanner.discard(set) };
+      },
+    };
   }
   const c = cfg.workers.controller;
   const clog = log.child('controller');
@@ -182,8 +225,8 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
 }
 
 /** Closes listeners (stop accepting, let in-flight scans finish) within the grace period. */
-async function closeAll(listeners: Listener[], graceMs: number, log: RootLogger): Promise<boolean> {
-  const closed = Promise.allSettled(listeners.map((l) => l.close())).then((results) => {
+async function closeAll(listeners: Listener[], graceMs: number, log: RootLogger, how?: CloseOptions): Promise<boolean> {
+  const closed = Promise.allSettled(listeners.map((l) => l.close(how))).then((results) => {
     for (const r of results) if (r.status === 'rejected') log.error('error while closing a listener', { err: String(r.reason) });
   });
   return (await withDeadline(closed, graceMs, { unref: true })) !== DEADLINE_PASSED;
@@ -217,7 +260,7 @@ function workerExecArgv(maxHeap: number): string[] {
  * restart policy) starts it again. `workers.max_heap` cannot apply to a process already running:
  * start node with `--max-old-space-size` instead.
  */
-export async function runSingle(cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName?: string): Promise<void> {
+export async function runSingle(cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName?: string, confDir?: string): Promise<void> {
   const stats = await startPrimaryStats(cfg, log.child('stats'), () => ({ scanners: 1, alive: 1 }));
   const boardDir = makeBoardDir(log);
   const board = boardDir ? ScanBoard.open(boardPath(boardDir, process.pid), log) : undefined;
@@ -232,9 +275,61 @@ export async function runSingle(cfg: LoadedConfig, set: ServerModules, log: Root
   }
   // From here on, as the supervisor does from a worker's readiness: start-up is not judged.
   if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format }, log);
-  process.on('SIGHUP', () => reloadTlsListeners(listeners, log));
+  if (confDir) {
+    try {
+      writePidFile(cfg.dataDir);
+    } catch (err) {
+      log.warn(`cannot write the pid file in ${cfg.dataDir}; \`mailsift reload\` will not find this server: ${(err as Error).message}`);
+    }
+  }
+  let reloads = 0;
+  let reloading = false;
+  process.on('SIGHUP', () => {
+    reloadTlsListeners(listeners, log);
+    if (!confDir || reloading) return;
+    reloading = true;
+    const seq = ++reloads;
+    const t0 = Date.now();
+    const report = (ok: boolean, message: string, problems: string[] = []) => {
+      try {
+        writeReloadStatus(cfg.dataDir, { pid: process.pid, seq, at: Date.now(), ok, message, ...(problems.length ? { problems } : {}), ms: Date.now() - t0 });
+      } catch {
+        // The log lines already said it.
+      }
+    };
+    void (async () => {
+      const check = await checkConfig(confDir);
+      if (!check.cfg) {
+        const problems = problemList(check.errors);
+        log.error(`reload refused: the configuration has ${problems.length} problem(s); the running one is kept`, { problems });
+        for (const p of problems) log.error(`reload refused: ${p}`);
+        return report(false, `refused: ${problems.length} problem(s); the running configuration is kept`, problems);
+      }
+      // One process cannot start its replacement beside itself on the same ports: what the scan
+      // engine reads is applied in place; a change to the processes waits for a restart.
+      const scan = listeners[0];
+      if (processShape(check.cfg) !== processShape(cfg) || !scan?.prepareSwap) {
+        const message = 'the configuration is sound but changes the workers themselves (ports, limits, stores, logging); --single applies it on a restart';
+        log.warn(`reload: ${message}`);
+        return report(false, message);
+      }
+      const swap = await scan.prepareSwap(check.cfg);
+      swap.commit();
+      const message = `reloaded: the scan worker took the new configuration in ${Date.now() - t0} ms${listeners.length > 1 ? '; the controller and other workers take it on a restart' : ''}`;
+      log.info(message);
+      report(true, message);
+    })()
+      .catch((err: unknown) => {
+        log.error(`reload failed: ${(err as Error).message}; the running configuration is kept`);
+        report(false, `failed: ${(err as Error).message}`);
+      })
+      .finally(() => {
+        reloading = false;
+      });
+  });
   onStopSignal((signal) => {
     log.info('stopping', { signal });
+    if (confDir) removePidFile(cfg.dataDir);
     void closeAll(listeners, graceMs(cfg), log).then(async (ok) => {
       if (!ok) log.error('in-flight scans did not finish in time; exiting anyway');
       await stats.stop().catch((err: unknown) => log.error('could not save statistics', { err: String(err) }));
@@ -244,7 +339,7 @@ export async function runSingle(cfg: LoadedConfig, set: ServerModules, log: Root
 }
 
 /** Inside a cluster worker: start the role named by the supervisor, stop when told to. */
-async function runClusterWorker(cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName?: string): Promise<void> {
+async function runClusterWorker(confDir: string, cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName?: string): Promise<void> {
   const role = process.env[ROLE_ENV] as WorkerRole;
   // The reason a worker dies belongs in the log next to the supervisor's restart line.
   process.on('uncaughtException', (err) => {
@@ -269,14 +364,41 @@ async function runClusterWorker(cfg: LoadedConfig, set: ServerModules, log: Root
     process.exit(EXIT_STARTUP_FAILED);
   }
   let stopping = false;
-  const stop = (why: string) => {
+  const stop = (why: string, how?: CloseOptions) => {
     if (stopping) return;
     stopping = true;
     log.debug('worker stopping', { worker: role, why });
-    void closeAll([listener], graceMs(cfg), log).then((ok) => process.exit(ok ? 0 : 1));
+    void closeAll([listener], graceMs(cfg), log, how).then((ok) => process.exit(ok ? 0 : 1));
+  };
+  let prepared: { seq: number; commit(): void; abort(): void } | undefined;
+  const prepare = async (seq: number, shape: string): Promise<void> => {
+    try {
+      if (!listener?.prepareSwap) throw new Error(`a ${role} worker cannot swap its engine`);
+      // As the worker would load it on a start; the supervisor has checked the same directory.
+      // Plugin code is loaded once per process: a reload re-reads their settings, a restart their code.
+      const next = await loadConfig(confDir, { modules: set.modules, runtime: false });
+      if (processShape(next) !== shape) throw new Error('the configuration changed while it was being applied');
+      const swap = await listener.prepareSwap(next);
+      prepared?.abort();
+      prepared = { seq, ...swap };
+      process.send?.({ type: 'prepared', seq } satisfies IpcMessage);
+    } catch (err) {
+      process.send?.({ type: 'prepared', seq, error: (err as Error).message } satisfies IpcMessage);
+    }
   };
   process.on('message', (m: IpcMessage) => {
     if (m?.type === 'shutdown') stop('supervisor asked');
+    else if (m?.type === 'retire') stop('replaced by a reload', { drain: true });
+    else if (m?.type === 'prepare' && m.seq !== undefined && m.shape !== undefined) void prepare(m.seq, m.shape);
+    else if ((m?.type === 'commit' || m?.type === 'abort') && prepared && prepared.seq === m.seq) {
+      const p = prepared;
+      prepared = undefined;
+      if (m.type === 'abort') return p.abort();
+      p.commit();
+      log.info('configuration applied: the new engine scans from now on', { worker: role });
+      // Certificate files may have been renewed under the same paths.
+      if (listener) reloadTlsListeners([listener], log);
+    }
   });
   // The supervisor coordinates Ctrl-C for the whole process group; SIGTERM aimed at one
   // worker stops just that worker (and the supervisor replaces it).
@@ -288,6 +410,12 @@ async function runClusterWorker(cfg: LoadedConfig, set: ServerModules, log: Root
 
 interface Slot {
   role: WorkerRole;
+  /** The environment its worker is forked with (role, ports picked by the supervisor). */
+  env: Record<string, string>;
+  /** Kills a worker of a replaced configuration that has not finished in time. */
+  retireTimer?: NodeJS.Timeout;
+  /** Waiting for this worker's `prepared` (an in-place reload): called with its error, or undefined when ready. */
+  prepareWaiter?: (error?: string) => void;
   worker?: Worker;
   startedAt: number;
   ready: boolean;
@@ -330,25 +458,74 @@ function downReason(s: Slot, now: number): string | undefined {
   return undefined;
 }
 
-/** The cluster primary: forks, watches and replaces workers. */
-async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Promise<void> {
-  const controllerEnv: Record<string, string> = {};
-  if (cfg.workers.controller.enabled && cfg.workers.controller.port === 0) {
-    controllerEnv[CONTROLLER_PORT_ENV] = String(await freePort(cfg.workers.controller.host));
-  }
-  const proxyEnv: Record<string, string> = {};
+/** Ports the workers of one configuration are given (see freePort): kept across reloads while the binds stay the same. */
+interface PortPlan {
+  controllerEnv: Record<string, string>;
+  proxyEnv: Record<string, string>;
+  /** What the plan was made for: a reload with the same binds keeps the ports. */
+  key: string;
+}
+
+async function planPorts(cfg: LoadedConfig, previous?: PortPlan): Promise<PortPlan> {
+  const c = cfg.workers.controller;
   const proxy = cfg.workers.proxy;
+  const key = JSON.stringify({ c: c.enabled ? [c.host, c.port] : null, p: proxy.enabled ? proxy.listen : null });
+  if (previous && previous.key === key) return previous;
+  const controllerEnv: Record<string, string> = {};
+  if (c.enabled && c.port === 0) controllerEnv[CONTROLLER_PORT_ENV] = String(await freePort(c.host));
+  const proxyEnv: Record<string, string> = {};
   if (proxy.enabled) {
     // A port 0 would be shared with the normal workers' port 0 under node:cluster (see freePort).
     if (proxy.listen.some((b) => b.kind === 'tcp' && b.port === 0)) {
       const ports = await Promise.all(proxy.listen.map((b) => (b.kind === 'tcp' && b.port === 0 ? freePort(b.host) : b.kind === 'tcp' ? b.port : 0)));
       proxyEnv[PROXY_PORTS_ENV] = JSON.stringify(ports);
     }
-    // Once, before any proxy worker binds: the primary binds for all of them.
-    for (const b of proxy.listen) if (b.kind === 'unix') await removeStaleSocket(b.path);
+    // Once, before any proxy worker binds: the primary binds for all of them. Not on a reload:
+    // a path still bound is the running workers' socket, which the new ones share.
+    if (!previous) for (const b of proxy.listen) if (b.kind === 'unix') await removeStaleSocket(b.path);
   }
+  return { controllerEnv, proxyEnv, key };
+}
+
+/** The worker slots one configuration asks for. */
+function slotsFor(cfg: LoadedConfig, count: number, ports: PortPlan): Slot[] {
+  const slot = (role: WorkerRole): Slot => ({
+    role,
+    startedAt: 0,
+    ready: false,
+    crashes: 0,
+    env: { [ROLE_ENV]: role, ...(role === 'controller' ? ports.controllerEnv : {}), ...(role === 'proxy' ? ports.proxyEnv : {}) },
+  });
+  const slots: Slot[] = [];
+  for (let i = 0; i < count; i++) slots.push(slot('normal'));
+  if (cfg.workers.controller.enabled) slots.push(slot('controller'));
+  if (cfg.workers.fuzzy.enabled) slots.push(slot('fuzzy'));
+  if (cfg.workers.proxy.enabled) for (let i = 0; i < cfg.workers.proxy.count; i++) slots.push(slot('proxy'));
+  return slots;
+}
+
+/** What changed that a reload cannot apply, in words (the supervisor keeps these until a restart). */
+function needsRestart(from: LoadedConfig, to: LoadedConfig): string[] {
+  const out: string[] = [];
+  if (from.dataDir !== to.dataDir) out.push('data_dir');
+  if (JSON.stringify(from.stores) !== JSON.stringify(to.stores)) out.push('stores (the statistics the supervisor keeps)');
+  if (from.logging.level !== to.logging.level || from.logging.format !== to.logging.format) out.push("logging (the supervisor's own lines; the workers take the new one)");
+  return out;
+}
+
+/** The problems of a refused configuration, one per entry. */
+function problemList(errors: string): string[] {
+  return errors.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+}
+
+/** The cluster primary: forks, watches and replaces workers, and replaces them all on a reload. */
+async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogger, countOverride: number | undefined): Promise<void> {
+  /** The configuration the current workers run. */
+  let cfg = initial;
+  let count = countOverride ?? cfg.workers.normal.count;
+  let ports = await planPorts(cfg);
   const slog = log.child('supervisor');
-  const watchdogMs = cfg.workers.watchdogTimeout * 1000;
+  let watchdogMs = cfg.workers.watchdogTimeout * 1000;
   const boardDir = makeBoardDir(slog);
   // The workers accept from the shared listening socket themselves (SCHED_NONE, as Rspamd's
   // workers do), instead of node's default round-robin, where this process accepts every
@@ -366,9 +543,12 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
   // spreads about as evenly (bench/cluster/sched-load.ts: 2 workers, 8 to 64 keep-alive
   // clients; under either policy a burst of connections can pile on whichever worker is idle
   // at that moment). NODE_CLUSTER_SCHED_POLICY, node's documented switch, still chooses when set.
+  // The same shared socket is what lets a reload start new workers while the old ones still
+  // listen: the port is never closed, and no connection finds it shut.
   if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
   // stderr comes through us: V8's out-of-heap report is how a restart learns its reason.
-  cluster.setupPrimary({ execArgv: workerExecArgv(cfg.workers.maxHeap), stdio: ['inherit', 'inherit', 'pipe', 'ipc'] });
+  const setupPrimary = (c: LoadedConfig) => cluster.setupPrimary({ execArgv: workerExecArgv(c.workers.maxHeap), stdio: ['inherit', 'inherit', 'pipe', 'ipc'] });
+  setupPrimary(cfg);
   const health = (): HealthInfo => {
     const now = monotonicMs();
     const down: string[] = [];
@@ -381,13 +561,20 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     return { scanners: count, alive, down };
   };
   const stats = await startPrimaryStats(cfg, log.child('stats'), health);
-  const slots: Slot[] = [];
-  for (let i = 0; i < count; i++) slots.push({ role: 'normal', startedAt: 0, ready: false, crashes: 0 });
-  if (cfg.workers.controller.enabled) slots.push({ role: 'controller', startedAt: 0, ready: false, crashes: 0 });
-  if (cfg.workers.fuzzy.enabled) slots.push({ role: 'fuzzy', startedAt: 0, ready: false, crashes: 0 });
-  if (proxy.enabled) for (let i = 0; i < proxy.count; i++) slots.push({ role: 'proxy', startedAt: 0, ready: false, crashes: 0 });
+  /** The current workers: watched, restarted when they crash, counted in /healthy. */
+  let slots: Slot[] = slotsFor(cfg, count, ports);
+  /** Workers of a configuration being started by a reload, until every one is ready. */
+  let incoming: { slots: Slot[]; settle: (failure?: string) => void } | undefined;
+  /** Workers of a replaced configuration, finishing their scans. */
+  const retiring = new Set<Slot>();
   let stopping = false;
   let started = false; // every slot has been ready once: from now on crashes are restarted
+  const dataDir = cfg.dataDir;
+  try {
+    writePidFile(dataDir);
+  } catch (err) {
+    slog.warn(`cannot write the pid file in ${dataDir}; \`mailsift reload\` will not find this server: ${(err as Error).message}`);
+  }
 
   const fork = (slot: Slot) => {
     slot.restartTimer = undefined;
@@ -396,7 +583,7 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     slot.stalledMs = undefined;
     slot.outOfHeap = false;
     slot.liveness = new Liveness(monotonicMs());
-    const worker = cluster.fork({ [ROLE_ENV]: slot.role, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}), ...(slot.role === 'controller' ? controllerEnv : {}), ...(slot.role === 'proxy' ? proxyEnv : {}) });
+    const worker = cluster.fork({ ...slot.env, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}) });
     stats.attach(worker);
     slot.worker = worker;
     const stderr = worker.process.stderr;
@@ -410,12 +597,22 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
         if (slot.worker === worker) slot.liveness?.beat(m, monotonicMs());
         return;
       }
-      if ((m as IpcMessage | undefined)?.type !== 'ready') return;
+      const msg = m as IpcMessage | undefined;
+      if (msg?.type === 'prepared') {
+        slot.prepareWaiter?.(msg.error);
+        return;
+      }
+      if (msg?.type !== 'ready') return;
       slot.ready = true;
       // The watchdog counts from readiness: start-up (engine, maps) is not judged.
       slot.liveness?.excuse(monotonicMs());
+      if (incoming?.slots.includes(slot)) {
+        if (incoming.slots.every((s) => s.ready)) incoming.settle();
+        return;
+      }
       if (!started && slots.every((s) => s.ready)) {
         started = true;
+        const proxy = cfg.workers.proxy;
         const proxies = proxy.enabled ? `, ${proxy.count} proxy worker(s)` : '';
         slog.info(`started ${count} normal worker(s)${proxies}${cfg.workers.controller.enabled ? ' and a controller' : ''}`, { normal: count, ...(proxy.enabled ? { proxy: proxy.count } : {}) });
       }
@@ -459,8 +656,9 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
 
   let exitCode = 0;
   const finishIfDone = () => {
-    if (slots.every((s) => !s.worker)) {
+    if (slots.every((s) => !s.worker) && retiring.size === 0 && !incoming?.slots.some((s) => s.worker)) {
       slog.info('stopped', { status: exitCode });
+      removePidFile(dataDir);
       // The counters are saved after the workers' last deltas have arrived.
       void stats.stop().finally(() => process.exit(exitCode));
     }
@@ -480,9 +678,21 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     const pid = worker.process.pid;
+    slot.prepareWaiter?.(`worker ${pid} exited`);
     if (boardDir && pid !== undefined) rmSync(boardPath(boardDir, pid), { force: true });
+    if (retiring.delete(slot)) {
+      if (slot.retireTimer) clearTimeout(slot.retireTimer);
+      slog.debug(`${slot.role} worker ${pid} of the previous configuration has finished`, { worker: slot.role, workerPid: pid, code, signal });
+      if (stopping) finishIfDone();
+      return;
+    }
     if (stopping) return finishIfDone();
     const why = exitReason(slot, code, signal);
+    if (incoming?.slots.includes(slot)) {
+      // A worker of the new configuration that cannot come up refuses the reload: the old ones stay.
+      incoming.settle(`${slot.role} worker ${pid} ${why} before it was ready`);
+      return;
+    }
     const heap = slot.liveness?.last?.heapUsed;
     const fields = { worker: slot.role, workerPid: pid, code, signal, ...(slot.outOfHeap ? { reason: 'out of heap memory' } : {}), ...(slot.stalledMs !== undefined ? { reason: 'watchdog' } : {}), ...(heap !== undefined ? { lastHeapUsed: heap } : {}) };
     if (!started) {
@@ -499,36 +709,209 @@ async function runPrimary(cfg: LoadedConfig, log: RootLogger, count: number): Pr
     slot.restartTimer = setTimeout(() => fork(slot), delay);
   };
 
+  /** Tells a worker to finish its scans and exit; killed if it has not within the grace period. */
+  const retire = (s: Slot, how: 'retire' | 'shutdown') => {
+    if (s.restartTimer) clearTimeout(s.restartTimer);
+    s.restartTimer = undefined;
+    if (!s.worker) return;
+    if (how === 'retire') {
+      retiring.add(s);
+      // An idle keep-alive connection is closed by its own time-out (CloseOptions.drain).
+      const keepalive = cfg.workers.normal.keepaliveTimeout * 1000;
+      s.retireTimer = setTimeout(() => {
+        slog.warn(`${s.role} worker ${s.worker?.process.pid} of the previous configuration did not finish in time; killed`);
+        s.worker?.process.kill('SIGKILL');
+      }, graceMs(cfg) + keepalive + SHUTDOWN_EXTRA_MS);
+      s.retireTimer.unref();
+    }
+    // A worker still starting has no message handler yet; a signal reaches it either way.
+    if (s.ready && s.worker.isConnected()) s.worker.send({ type: how } satisfies IpcMessage);
+    else s.worker.process.kill('SIGTERM');
+  };
+
   const stopAll = (code: number) => {
     if (stopping) return;
     stopping = true;
     exitCode = code;
-    for (const s of slots) {
-      if (s.restartTimer) clearTimeout(s.restartTimer);
-      s.restartTimer = undefined;
-      // A worker still starting has no message handler yet; a signal reaches it either way.
-      if (s.ready && s.worker?.isConnected()) s.worker.send({ type: 'shutdown' } satisfies IpcMessage);
-      else s.worker?.process.kill('SIGTERM');
-    }
+    for (const s of slots) retire(s, 'shutdown');
+    if (incoming) for (const s of incoming.slots) retire(s, 'shutdown');
     setTimeout(() => {
-      for (const s of slots) if (s.worker) s.worker.process.kill('SIGKILL');
+      for (const s of [...slots, ...retiring, ...(incoming?.slots ?? [])]) if (s.worker) s.worker.process.kill('SIGKILL');
       slog.error('workers did not stop in time; killed');
       process.exit(1);
     }, graceMs(cfg) + SHUTDOWN_EXTRA_MS).unref();
     finishIfDone();
   };
 
+  let reloads = 0;
+  const report = (status: Omit<ReloadStatus, 'pid' | 'seq' | 'at'>) => {
+    try {
+      writeReloadStatus(dataDir, { pid: process.pid, seq: reloads, at: Date.now(), ...status });
+    } catch (err) {
+      slog.warn(`cannot write the reload status in ${dataDir}: ${(err as Error).message}`);
+    }
+  };
+
+  /**
+   * One reload: the configuration directory is checked as `configtest` checks it; a directory
+   * with problems is refused, each problem logged, and the running workers keep their
+   * configuration. Otherwise a new set of workers starts on it beside the old ones (they share
+   * the listening sockets), and once every new worker is ready the old ones stop accepting,
+   * finish the scans they have and close their connections after the current reply.
+   */
+  const reloadOnce = async (): Promise<void> => {
+    reloads++;
+    const t0 = Date.now();
+    slog.info('reloading the configuration', { confDir });
+    const check = await checkConfig(confDir);
+    if (stopping) return;
+    if (!check.cfg) {
+      const problems = problemList(check.errors);
+      slog.error(`reload refused: the configuration has ${problems.length} problem(s); the workers keep the running one`, { problems });
+      for (const p of problems) slog.error(`reload refused: ${p}`);
+      // The certificates may have been renewed all the same: the running workers re-read theirs.
+      for (const s of slots) if (s.worker && !s.worker.isDead()) s.worker.process.kill('SIGHUP');
+      report({ ok: false, message: `refused: ${problems.length} problem(s); the running configuration is kept`, problems, ms: Date.now() - t0 });
+      return;
+    }
+    const next = check.cfg;
+    slog.info(`reload: the configuration is sound (checked in ${Date.now() - t0} ms)`);
+    const nextCount = countOverride ?? next.workers.normal.count;
+    const nextPorts = await planPorts(next, ports);
+    if (stopping) return;
+    const normals = slots.filter((s) => s.role === 'normal');
+    // Same processes (ports, counts, limits, stores, logs): the scan workers swap their engines in
+    // place, in well under a second; the other workers are replaced.
+    const inPlace = nextCount === count && processShape(next) === processShape(cfg) && normals.every((s) => s.worker && s.ready);
+    if (inPlace) {
+      const failure = await swapEngines(normals, next);
+      if (failure === undefined) {
+        const ms = Date.now() - t0;
+        cfg = next;
+        ports = nextPorts;
+        const others = slots.filter((s) => s.role !== 'normal');
+        slog.info(`reloaded: ${normals.length} scan worker(s) took the new configuration in place in ${ms} ms${others.length ? `; replacing the ${others.map((s) => s.role).join(', ')} worker(s)` : ''}`, { workers: normals.length, ms, inPlace: true });
+        let note = '';
+        if (others.length) {
+          setupPrimary(next);
+          const fresh = slotsFor(next, nextCount, nextPorts).filter((s) => s.role !== 'normal');
+          const otherFailure = await replaceSlots(others, fresh);
+          if (otherFailure !== undefined) {
+            note = `; the ${others.map((s) => s.role).join(', ')} worker(s) keep the previous configuration: ${otherFailure}`;
+            slog.error(`reload: ${note.slice(2)}`);
+          } else slog.info(`reload: the ${fresh.map((s) => s.role).join(', ')} worker(s) replaced in ${Date.now() - t0} ms`);
+        }
+        report({ ok: note === '', message: `reloaded: ${normals.length} scan worker(s) on the new configuration in ${ms} ms${note}`, ms: Date.now() - t0 });
+        return;
+      }
+      slog.warn(`reload: the scan workers could not swap their engines (${failure}); starting new workers instead`);
+    }
+    const fresh = slotsFor(next, nextCount, nextPorts);
+    setupPrimary(next);
+    const failure = await replaceSlots(slots, fresh);
+    if (failure !== undefined) {
+      setupPrimary(cfg);
+      slog.error(`reload failed: ${failure}; the workers keep the running configuration`);
+      report({ ok: false, message: `failed: ${failure}; the running configuration is kept`, problems: [failure], ms: Date.now() - t0 });
+      return;
+    }
+    const held = needsRestart(cfg, next);
+    cfg = next;
+    count = nextCount;
+    ports = nextPorts;
+    watchdogMs = cfg.workers.watchdogTimeout * 1000;
+    const ms = Date.now() - t0;
+    slog.info(`reloaded: ${fresh.length} worker(s) on the new configuration in ${ms} ms; the previous ones finish their scans`, { workers: fresh.length, ms });
+    if (held.length) slog.warn(`reload: a restart is needed to apply ${held.join(', ')}`);
+    report({ ok: true, message: `reloaded: ${fresh.length} worker(s) on the new configuration${held.length ? `; a restart is needed to apply ${held.join(', ')}` : ''}`, ms });
+  };
+
+  /**
+   * Every scan worker builds an engine on `next` beside its running one; only when all have,
+   * they all swap (within milliseconds of each other). One that cannot makes them all keep theirs.
+   */
+  const swapEngines = async (workers: Slot[], next: LoadedConfig): Promise<string | undefined> => {
+    const seq = ++swapSeq;
+    const shape = processShape(next);
+    const answers = await Promise.all(
+      workers.map(
+        (s) =>
+          new Promise<string | undefined>((resolve) => {
+            const timer = setTimeout(() => done(`worker ${s.worker?.process.pid} did not build its engine within ${RELOAD_READY_TIMEOUT_MS / 1000} s`), RELOAD_READY_TIMEOUT_MS);
+            const done = (error?: string) => {
+              clearTimeout(timer);
+              s.prepareWaiter = undefined;
+              resolve(error);
+            };
+            s.prepareWaiter = done;
+            if (!s.worker?.isConnected()) return done('worker not running');
+            s.worker.send({ type: 'prepare', seq, shape } satisfies IpcMessage);
+          }),
+      ),
+    );
+    const failure = answers.find((a) => a !== undefined);
+    const verdict: IpcMessage = { type: failure === undefined && !stopping ? 'commit' : 'abort', seq };
+    for (const s of workers) if (s.worker?.isConnected()) s.worker.send(verdict);
+    return stopping ? 'stopping' : failure;
+  };
+
+  /** Starts `fresh` beside `old`; once every fresh worker is ready they take the old ones' places and the old ones retire. */
+  const replaceSlots = async (old: Slot[], fresh: Slot[]): Promise<string | undefined> => {
+    const failure = await new Promise<string | undefined>((resolve) => {
+      const timer = setTimeout(() => incoming?.settle(`not every new worker was ready within ${RELOAD_READY_TIMEOUT_MS / 1000} s`), RELOAD_READY_TIMEOUT_MS);
+      incoming = {
+        slots: fresh,
+        settle: (why) => {
+          clearTimeout(timer);
+          incoming = undefined;
+          resolve(why);
+        },
+      };
+      for (const s of fresh) fork(s);
+    });
+    if (failure !== undefined || stopping) {
+      for (const s of fresh) retire(s, 'retire');
+      return failure ?? 'stopping';
+    }
+    slots = [...slots.filter((s) => !old.includes(s)), ...fresh];
+    for (const s of old) retire(s, 'retire');
+    return undefined;
+  };
+  let swapSeq = 0;
+
+  // Signals during a reload are folded into one more reload after it: the last edit wins.
+  let reloading: Promise<void> | undefined;
+  let again = false;
+  const reload = () => {
+    if (stopping) return;
+    if (reloading) {
+      again = true;
+      return;
+    }
+    reloading = (async () => {
+      do {
+        again = false;
+        try {
+          await reloadOnce();
+        } catch (err) {
+          slog.error(`reload failed: ${(err as Error).message}`, { err: String((err as Error).stack ?? err) });
+          report({ ok: false, message: `failed: ${(err as Error).message}`, ms: 0 });
+        }
+      } while (again && !stopping);
+    })().finally(() => {
+      reloading = undefined;
+    });
+  };
+
   process.on('exit', () => {
-    for (const s of slots) s.worker?.process.kill('SIGKILL');
+    for (const s of [...slots, ...retiring, ...(incoming?.slots ?? [])]) s.worker?.process.kill('SIGKILL');
   });
   onStopSignal((signal) => {
     slog.info('stopping', { signal });
     stopAll(0);
   });
-  // Reload is per worker (each owns its TLS context); without a handler SIGHUP would kill us.
-  process.on('SIGHUP', () => {
-    for (const s of slots) if (s.worker && !s.worker.isDead()) s.worker.process.kill('SIGHUP');
-  });
+  // SIGHUP re-reads the whole configuration (new workers re-read their TLS files too); without a handler SIGHUP would kill us.
+  process.on('SIGHUP', reload);
   for (const s of slots) fork(s);
 }
 
@@ -557,10 +940,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
         if (b.kind === 'tcp' && ports[i]) b.port = ports[i];
       });
     }
-    return runClusterWorker(cfg, set, log, opts.serverName);
+    return runClusterWorker(opts.confDir, cfg, set, log, opts.serverName);
   }
-  if (opts.single) return runSingle(cfg, set, log, opts.serverName);
-  return runPrimary(cfg, log, opts.workers ?? cfg.workers.normal.count);
+  if (opts.single) return runSingle(cfg, set, log, opts.serverName, opts.confDir);
+  return runPrimary(opts.confDir, cfg, log, opts.workers);
 }
 
 /** Bind failures an operator fixes (port in use, privileged port, address not on this host), as one sentence. */

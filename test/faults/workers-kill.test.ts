@@ -28,7 +28,7 @@ test('a scan worker SIGKILLed under load is replaced; scans keep being answered 
     // While the replacement started, the other worker answered.
     assert.ok(load.result.answeredAt.some((t) => t > killedAt && t < replacedAt), 'scans were answered between the kill and the replacement');
     // The replacement answers scans from the shared port (its own log line per scan, with its pid).
-    await srv.waitFor((l) => l.msg === 'scanned' && l.pid === replacement.pid && typeof l.queueId === 'string', 'a scan answered by the replacement', 60_000);
+    await srv.waitFor((l) => l.msg === 'scan' && l.pid === replacement.pid && typeof l.queueId === 'string', 'a scan answered by the replacement', 60_000);
     const after = load.result.answered;
     await until('more scans after the replacement', async () => load.result.answered, (n) => n >= after + 20);
     const r = await load.stop();
@@ -42,7 +42,7 @@ test('a scan worker SIGKILLed under load is replaced; scans keep being answered 
     // the survivor's. (Under node's round-robin a connection handed to the dying worker stayed
     // open, unanswered, until the client gave up: supervisor.ts.)
     assert.deepEqual(r.timedOut, [], 'no scan request went unanswered');
-    assert.ok(srv.lines.some((l) => l.msg === 'scanned' && l.pid === survivor), 'the surviving worker scanned too');
+    assert.ok(srv.lines.some((l) => l.msg === 'scan' && l.pid === survivor), 'the surviving worker scanned too');
     const healthy = await until('/healthy after the replacement', () => controllerGet(controllerPort, '/healthy'), (h) => h.status === 200);
     assert.deepEqual(JSON.parse(healthy.body), { success: true });
   } finally {
@@ -79,7 +79,7 @@ test('while one of two scan workers is stalled, new scans go to the other; when 
     // Answered by the worker that was running, not queued behind the stalled one until its death.
     // The worker's log line can reach us after its reply did, so each one is waited for.
     for (const { qid } of outcomes) {
-      const line = await srv.waitFor((l) => l.msg === 'scanned' && l.queueId === qid, `the log line of ${qid}`, 10_000);
+      const line = await srv.waitFor((l) => l.msg === 'scan' && l.queueId === qid, `the log line of ${qid}`, 10_000);
       assert.equal(line.pid, survivor, `${qid} scanned by ${survivor}`);
     }
     // The watchdog still does its part; the replacement serves the shared port too.

@@ -234,25 +234,48 @@ test('task.dns: per-task lookup cap, forced lookups not counted', async () => {
   }
 });
 
-test('task.dns: the lookup cap is logged once per task, however many lookups it refuses', async () => {
-  const warnings: string[] = [];
-  const log = { debug() {}, info() {}, warn: (m: string) => { warnings.push(m); }, error() {} };
+test('task.dns: failures are summarised on the scan result (count and names), never logged lookup by lookup', async () => {
+  const lines: string[] = [];
+  const note = (m: string): void => { lines.push(m); };
+  const log = { debug() {}, info: note, warn: note, error: note };
+  dns.failing.add('broken.example.org');
   const codes: string[] = [];
   const { engine, net } = await netEngine([
     {
-      name: 'MANY_URLS',
+      name: 'MANY_LOOKUPS',
       flags: ['coro'],
       async check(task) {
-        const all = await Promise.all(Array.from({ length: 6 }, (_, i) => task.dns.a(`u${i}.wild.example.org`)));
-        for (const r of all) codes.push(r.ok ? 'ok' : r.code);
+        // Two time-outs, a SERVFAIL, an NXDOMAIN (an answer, not a failure), an answer, then six refused by the cap of 6.
+        const first = await Promise.all([task.dns.a('slow.example.org'), task.dns.txt('slow.example.org'), task.dns.a('broken.example.org'), task.dns.a('nope.example.org'), task.dns.a('example.org')]);
+        const capped = await Promise.all(Array.from({ length: 7 }, (_, i) => task.dns.a(`u${i}.wild.example.org`)));
+        for (const r of [...first, ...capped]) codes.push(r.ok ? 'ok' : r.code);
       },
     },
-  ], dns.address, { dns: { maxRequests: 2 } }, {}, log);
+  ], dns.address, { dns: { maxRequests: 6 } }, {}, log);
   try {
-    await engine.scan(MSG, meta());
-    await engine.scan(MSG, meta());
-    assert.deepEqual(codes, ['ok', 'ok', 'LIMIT', 'LIMIT', 'LIMIT', 'LIMIT', 'ok', 'ok', 'LIMIT', 'LIMIT', 'LIMIT', 'LIMIT']);
-    assert.equal(warnings.filter((w) => w.startsWith('DNS lookup cap reached')).length, 2, warnings.join('\n'));
+    const a = await engine.scan(MSG, meta());
+    assert.deepEqual(codes, ['TIMEOUT', 'TIMEOUT', 'SERVFAIL', 'NXDOMAIN', 'ok', 'ok', 'LIMIT', 'LIMIT', 'LIMIT', 'LIMIT', 'LIMIT', 'LIMIT']);
+    assert.equal(a.dnsRequests, 6);
+    // The six refusals by the cap count once: past the cap every lookup is refused alike.
+    // Names in the order the failures came in.
+    assert.deepEqual({ ...a.dnsFailures, names: [...(a.dnsFailures?.names ?? [])].sort() }, { count: 4, capReached: true, names: ['broken.example.org SERVFAIL', 'slow.example.org TIMEOUT', 'slow.example.org TIMEOUT', 'u1.wild.example.org LIMIT'] });
+    const b = await engine.scan(MSG, meta());
+    assert.equal(b.dnsFailures?.count, 4, 'each task has its own summary');
+    assert.deepEqual(lines, [], 'no line per failed or refused lookup');
+  } finally {
+    dns.failing.delete('broken.example.org');
+    await net.close();
+  }
+});
+
+test('task.dns: a task whose lookups all succeed has a count and no failure summary', async () => {
+  const { engine, net } = await netEngine([
+    { name: 'ONE', flags: ['coro'], async check(task) { await task.dns.a('example.org'); await task.dns.a('nope.example.org'); } },
+  ], dns.address);
+  try {
+    const r = await engine.scan(MSG, meta());
+    assert.equal(r.dnsRequests, 2);
+    assert.equal(r.dnsFailures, undefined);
   } finally {
     await net.close();
   }

@@ -76,11 +76,12 @@ export function makeAutolearnCheck(classifier: BayesClassifier, store: BayesStor
       }
       await classifier.learn(store, state.tokens, { cls: decision, messageId: task.message.messageId, user: state.scope.user });
       task.setFlag('learn_auto');
-      task.log.info('bayes: autolearned', { class: decision });
+      // Debug: the scan's one info line (scan-log.ts) is the operator's record of each message.
+      task.log.debug('bayes: autolearned', { class: decision });
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (isStoreError(err) || code === 'LEARN_STORE_UNAVAILABLE' || code === 'LEARN_STORE_FAILED') outage(task, `not autolearned as ${decision}`, err);
-      else task.log.info('bayes: autolearn skipped', { class: decision, reason: (err as Error).message });
+      else task.log.debug('bayes: autolearn skipped', { class: decision, reason: (err as Error).message });
     }
   };
 }

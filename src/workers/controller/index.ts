@@ -9,6 +9,7 @@ import { PeerNetworks } from '../../http/peer-networks.js';
 import { createTransport, DEFAULT_MAX_BODY_BYTES, type TransportOptions } from '../../http/server.js';
 import type { Handler, Reply, Request } from '../../http/types.js';
 import { createScanObserver } from '../../observability/scan-observer.js';
+import { createScanLogger } from '../../observability/scan-log.js';
 import { StatsHub } from '../../observability/stats-hub.js';
 import { StatsRecorder } from '../../observability/stats-recorder.js';
 import type { Logger } from '../../plugin-api/index.js';
@@ -144,7 +145,7 @@ function completeContext(ctx: ControllerContext): { core: CoreContext; ownHub?: 
     startedAt: ctx.startedAt ?? Date.now(),
     version: VERSION,
     configId: configIdOf(ctx.config),
-    observeScan: createScanObserver({ recorder: stats.recorder, log: ctx.log }),
+    observeScan: createScanObserver({ recorder: stats.recorder, log: ctx.log, scanLine: createScanLogger(ctx.log, ctx.config.logging.format, ctx.config.logging.level) }),
   };
   return { core, ...(ownHub ? { ownHub } : {}) };
 }
