@@ -8,7 +8,8 @@
 // control characters are escaped: a recipient with a newline must not forge a second line.
 
 import { createHash } from 'node:crypto';
-import type { Logger, ScanMeta, ScanResult } from '../plugin-api/index.js';
+import type { Logger } from '../core/logger.js';
+import type { ScanMeta, ScanResult } from '../core/scan-types.js';
 import type { LogFormat, LogLevel } from './log.js';
 import { mimeRecipients } from './history-row.js';
 
