@@ -120,7 +120,7 @@ export class RssSampler {
 }
 
 /** What a mailsift process is: the supervisor, or the role its supervisor forked it for. */
-export type ProcessRole = 'supervisor' | 'normal' | 'controller' | 'fuzzy' | 'other';
+export type ProcessRole = 'supervisor' | 'normal' | 'controller' | 'fuzzy' | 'proxy' | 'other';
 
 /** The role of `pid` in the tree under `supervisor`, read from the worker's environment (MAILSIFT_WORKER_ROLE). */
 export function processRole(pid: number, supervisor: number): ProcessRole {
@@ -128,7 +128,7 @@ export function processRole(pid: number, supervisor: number): ProcessRole {
   try {
     const m = /(?:^|\0)MAILSIFT_WORKER_ROLE=([a-z]+)/.exec(readFileSync(`/proc/${pid}/environ`, 'latin1'));
     const r = m?.[1];
-    return r === 'normal' || r === 'controller' || r === 'fuzzy' ? r : 'other';
+    return r === 'normal' || r === 'controller' || r === 'fuzzy' || r === 'proxy' ? r : 'other';
   } catch {
     return 'other';
   }

@@ -53,6 +53,8 @@ export interface LevelResult {
   p50Ms: number;
   p99Ms: number;
   cpuMsPerMessage: number;
+  /** The proxy workers' share of cpuMsPerMessage (mailsift; every via, so an idle proxy shows as ~0). */
+  relayCpuMsPerMessage?: number;
   /** The benchmark client's own CPU per message: when it nears the server's, the client is the bottleneck. */
   clientCpuMsPerMessage: number;
   actions: Record<string, number>;
@@ -193,6 +195,8 @@ interface Target {
   address: string;
   /** Every process whose CPU and memory count (exactly these, no descendants added). */
   pids(): number[];
+  /** The relays among pids() (mailsift's proxy workers). */
+  relayPids?(): number[];
   /** Each corpus message as this target's client sends it. */
   wires: Buffer[];
   open(): Channel;
@@ -216,7 +220,7 @@ function mailsiftTargets(m: MailsiftVias, vias: readonly Via[], corpus: CorpusMe
   return vias.map((via): Target => {
     const address = m.address[via]!;
     const wires = via === 'milter' ? corpus.map((msg, i) => milterMessage(msg.bytes, `BENCH${i.toString(16).toUpperCase()}`)) : corpus.map((msg) => wireRequest(address, msg.bytes));
-    return { name: targetName('mailsift', via), server: 'mailsift', via, address, pids: () => m.pids(), wires, open: () => (via === 'milter' ? milterChannel(address) : httpChannel(address)) };
+    return { name: targetName('mailsift', via), server: 'mailsift', via, address, pids: () => m.pids(), relayPids: () => m.relayPids(), wires, open: () => (via === 'milter' ? milterChannel(address) : httpChannel(address)) };
   });
 }
 
@@ -258,11 +262,14 @@ async function scanAll(target: Target, corpus: CorpusMessage[], concurrency: num
 /** One measured pass of one server at one concurrency. */
 async function measurePass(server: Target, corpus: CorpusMessage[], c: number, pass: number, log: (s: string) => void, slowest: number): Promise<LevelResult> {
   log(`${server.name}: concurrency ${c}, ${corpus.length} messages${pass > 0 ? ` (pass ${pass + 1})` : ''}…`);
+  const relayPids = server.relayPids?.();
   const cpu0 = cpuMsOf(server.pids());
+  const relay0 = relayPids ? cpuMsOf(relayPids) : 0;
   const own0 = process.cpuUsage();
   const run = await scanAll(server, corpus, c);
   const own = process.cpuUsage(own0);
   const cpu1 = cpuMsOf(server.pids());
+  const relay1 = relayPids ? cpuMsOf(relayPids) : 0;
   // Slowest first: --slowest lists the head; the percentiles read the latencies ascending.
   run.timed.sort((a, b) => b[0] - a[0]);
   const sorted = run.timed.map(([ms]) => ms).reverse();
@@ -283,6 +290,7 @@ async function measurePass(server: Target, corpus: CorpusMessage[], c: number, p
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
     cpuMsPerMessage: done ? (cpu1 - cpu0) / done : NaN,
+    ...(relayPids ? { relayCpuMsPerMessage: done ? (relay1 - relay0) / done : NaN } : {}),
     clientCpuMsPerMessage: done ? (own.user + own.system) / 1000 / done : NaN,
     actions: run.actions,
   };
@@ -306,6 +314,7 @@ function medianOf(passes: LevelResult[]): LevelResult {
     p50Ms: mid(passes, (l) => l.p50Ms),
     p99Ms: mid(passes, (l) => l.p99Ms),
     cpuMsPerMessage: mid(passes, (l) => l.cpuMsPerMessage),
+    ...(first.relayCpuMsPerMessage !== undefined ? { relayCpuMsPerMessage: mid(passes, (l) => l.relayCpuMsPerMessage ?? NaN) } : {}),
     clientCpuMsPerMessage: mid(passes, (l) => l.clientCpuMsPerMessage),
   };
 }
@@ -425,10 +434,10 @@ function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: strin
   for (const m of corpus) groups.set(m.group, (groups.get(m.group) ?? 0) + 1);
   const mib = corpus.reduce((s, m) => s + m.bytes.length, 0) / (1024 * 1024);
   const lines = [`corpus: ${corpus.length} messages (${[...groups].map(([g, n]) => `${g} ${n}`).join(', ')}), ${mib.toFixed(1)} MiB, ${order} order`];
-  const head = ['server', 'conc', 'msgs/s', 'p50 ms', 'p99 ms', 'cpu ms/msg', 'client cpu', 'errors', 'peak mem MiB (PSS)'];
+  const head = ['server', 'conc', 'msgs/s', 'p50 ms', 'p99 ms', 'cpu ms/msg', 'of it proxy', 'client cpu', 'errors', 'peak mem MiB (PSS)'];
   const rows: string[][] = [];
   const row = (name: string, s: ServerSummary, l: LevelResult): string[] =>
-    [name, String(l.concurrency), l.messagesPerSec.toFixed(1), l.p50Ms.toFixed(2), l.p99Ms.toFixed(2), l.cpuMsPerMessage.toFixed(2), l.clientCpuMsPerMessage.toFixed(2), String(l.errors), s.peakPssMiB.toFixed(0)];
+    [name, String(l.concurrency), l.messagesPerSec.toFixed(1), l.p50Ms.toFixed(2), l.p99Ms.toFixed(2), l.cpuMsPerMessage.toFixed(2), l.relayCpuMsPerMessage?.toFixed(2) ?? '-', l.clientCpuMsPerMessage.toFixed(2), String(l.errors), s.peakPssMiB.toFixed(0)];
   for (const s of summaries) {
     for (const l of s.passes ?? []) rows.push(row(`${s.server} pass ${l.pass + 1}`, s, l));
     for (const l of s.levels) rows.push(row(s.passes ? `${s.server} median` : s.server, s, l));

@@ -33,6 +33,8 @@ export interface MailsiftVias {
    * The same set for every via, so an idle proxy costs every via the same (next to nothing).
    */
   pids(): number[];
+  /** The proxy workers among them (HTTP and milter): the relays' own share of pids(). */
+  relayPids(): number[];
   /** The first server (its `scan` is the direct address). */
   main: RunningServer;
   stop(): Promise<void>;
@@ -93,7 +95,12 @@ export async function startMailsiftVias(root: string, workers: number, vias: rea
       }
       return out;
     };
+    const relayPids = (): number[] => {
+      const sups = servers.map((s) => s.pids()[0]!);
+      return pids().filter((p) => sups.some((sup) => processRole(p, sup) === 'proxy'));
+    };
     return {
+      relayPids,
       address: {
         ...(vias.includes('direct') ? { direct: main.scan } : {}),
         ...(httpProxy ? { proxy: httpProxy } : {}),
