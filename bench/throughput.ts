@@ -456,7 +456,7 @@ function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: strin
 async function main(): Promise<void> {
   const program = new Command('bench-throughput')
     .option('--rspamd', 'also measure the reference Rspamd 3.4 in the same run')
-    .option('--json', 'print the results as JSON')
+    .option('--json', 'print the results as JSON (the table then goes to stderr)')
     .option('--workers <n>', 'normal workers per server', (v) => Number(v), 2)
     .option('--concurrency <list>', 'comma-separated concurrency levels', '1,8,32')
     .option('--limit <n>', 'scan only a proportional sample of this many messages', (v) => Number(v))
@@ -501,8 +501,9 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers) await s.stop();
   }
+  // With --json the table still goes to stderr, next to the progress lines.
   if (o.json) process.stdout.write(JSON.stringify({ date: new Date().toISOString(), workers: o.workers, corpus: corpus.length, order: o.order, vias, results: summaries, overheads: overheads(summaries) }, null, 2) + '\n');
-  else process.stdout.write(table(summaries, corpus, o.order) + '\n');
+  (o.json ? process.stderr : process.stdout).write(table(summaries, corpus, o.order) + '\n');
 }
 
 if (resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {
