@@ -56,8 +56,13 @@ export function processTree(roots: number[]): number[] {
 
 /** Total CPU ms used so far by the tree under `roots`. */
 export function treeCpuMs(roots: number[]): number {
+  return cpuMsOf(processTree(roots));
+}
+
+/** Total CPU ms used so far by exactly these processes (and their reaped children). */
+export function cpuMsOf(pids: number[]): number {
   let sum = 0;
-  for (const pid of processTree(roots)) sum += readStat(pid)?.cpuMs ?? 0;
+  for (const pid of pids) sum += readStat(pid)?.cpuMs ?? 0;
   return sum;
 }
 
@@ -68,8 +73,13 @@ export function treeCpuMs(roots: number[]): number {
  * VmRSS where smaps_rollup is missing or unreadable.
  */
 export function treeRssBytes(roots: number[]): number {
+  return rssBytesOf(processTree(roots));
+}
+
+/** Resident memory (PSS, else RSS) of exactly these processes, in bytes. */
+export function rssBytesOf(pids: number[]): number {
   let sum = 0;
-  for (const pid of processTree(roots)) {
+  for (const pid of pids) {
     try {
       const m = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
       if (m) {
@@ -93,13 +103,14 @@ export function treeRssBytes(roots: number[]): number {
 export class RssSampler {
   peak = 0;
   readonly #timer: NodeJS.Timeout;
-  constructor(readonly roots: () => number[], intervalMs = 250) {
+  /** `exact`: `roots` lists every process to count (no descendants added). */
+  constructor(readonly roots: () => number[], intervalMs = 250, readonly exact = false) {
     this.sample();
     this.#timer = setInterval(() => this.sample(), intervalMs);
     this.#timer.unref();
   }
   sample(): void {
-    this.peak = Math.max(this.peak, treeRssBytes(this.roots()));
+    this.peak = Math.max(this.peak, this.exact ? rssBytesOf(this.roots()) : treeRssBytes(this.roots()));
   }
   stop(): number {
     clearInterval(this.#timer);

@@ -48,7 +48,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitForPing(scan: string, child: ChildProcess | undefined, log: () => string): Promise<void> {
+export async function waitForPing(scan: string, child: ChildProcess | undefined, log: () => string): Promise<void> {
   const client = new ScanClient({ server: scan, timeoutMs: 1000, keepAlive: false });
   const deadline = Date.now() + START_TIMEOUT_MS;
   try {

@@ -1,6 +1,9 @@
 // npm run bench: whole-scan throughput of mailsift (and, with --rspamd, of the reference Rspamd
 // in the same run) on the corpus's development split over keep-alive HTTP, at several
 // concurrencies. Prints messages/s, p50/p99 latency, server CPU ms per message and peak RSS.
+// mailsift is measured reached three ways in the same run (--via, vias.ts): directly, through
+// the proxy worker's HTTP relay, and through its milter front end, and the relays' overhead
+// over direct (CPU per message, p50) is printed after the table.
 // Both servers get the same treatment: the same messages, client, concurrency and DNS stub, and
 // the same unmeasured warm-up pass, and an idle minute before each measured pass (see
 // WARMUP_SETTLE_MS).
@@ -10,8 +13,10 @@ import { existsSync } from 'node:fs';
 import net from 'node:net';
 import { Command } from 'commander';
 import { loadCorpus, shuffled, type CorpusMessage } from './corpus.js';
-import { RssSampler, treeCpuMs } from './proc-stats.js';
-import { startMailsift, startReferenceRspamd, type RunningServer } from './servers.js';
+import { LeanMilterConnection, milterMessage } from './milter-client.js';
+import { cpuMsOf, processTree, RssSampler } from './proc-stats.js';
+import { startReferenceRspamd, type RunningServer } from './servers.js';
+import { parseVias, startMailsiftVias, type MailsiftVias, type Via } from './vias.js';
 
 /**
  * Warm-up: before its measured runs, each server scans the same messages once, unmeasured, at
@@ -35,7 +40,9 @@ const ORDER_SEED = 0x5eed;
 const SCAN_TIMEOUT_MS = 30_000;
 
 export interface LevelResult {
+  /** The row's name: the server, and how it was reached unless directly (`mailsift via proxy`). */
   server: string;
+  via: Via;
   concurrency: number;
   /** 0-based pass at this level; -1 for the median row of several passes (--repeat). */
   pass: number;
@@ -46,6 +53,8 @@ export interface LevelResult {
   p50Ms: number;
   p99Ms: number;
   cpuMsPerMessage: number;
+  /** The proxy workers' share of cpuMsPerMessage (mailsift; every via, so an idle proxy shows as ~0). */
+  relayCpuMsPerMessage?: number;
   /** The benchmark client's own CPU per message: when it nears the server's, the client is the bottleneck. */
   clientCpuMsPerMessage: number;
   actions: Record<string, number>;
@@ -53,6 +62,7 @@ export interface LevelResult {
 
 export interface ServerSummary {
   server: string;
+  via: Via;
   peakPssMiB: number;
   /** One row per level: the pass, or with --repeat the median of the passes. */
   levels: LevelResult[];
@@ -167,7 +177,58 @@ function actionOf(body: Buffer): string {
   return m ? m[1]! : '?';
 }
 
-async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[], concurrency: number) {
+/** One client connection of a target: sends prebuilt request `i`, resolves with the scan's action. */
+interface Channel {
+  request(wire: Buffer): Promise<string>;
+  close(): void;
+}
+
+/**
+ * What the benchmark measures: one server reached one way. Targets that share a server's
+ * scanners (mailsift direct, via proxy, via milter) share its process set and its DNS cache.
+ */
+interface Target {
+  name: string;
+  /** The server whose scanners do the work (targets of one server wait for each other's DNS answers to expire). */
+  server: string;
+  via: Via;
+  address: string;
+  /** Every process whose CPU and memory count (exactly these, no descendants added). */
+  pids(): number[];
+  /** The relays among pids() (mailsift's proxy workers). */
+  relayPids?(): number[];
+  /** Each corpus message as this target's client sends it. */
+  wires: Buffer[];
+  open(): Channel;
+}
+
+function httpChannel(address: string): Channel {
+  const conn = new LeanConnection(address);
+  return { request: async (wire) => actionOf(await conn.request(wire)), close: () => conn.close() };
+}
+
+function milterChannel(address: string): Channel {
+  const conn = new LeanMilterConnection(address, SCAN_TIMEOUT_MS);
+  return { request: (wire) => conn.request(wire), close: () => conn.close() };
+}
+
+function targetName(server: string, via: Via): string {
+  return via === 'direct' ? server : `${server} via ${via}`;
+}
+
+function mailsiftTargets(m: MailsiftVias, vias: readonly Via[], corpus: CorpusMessage[]): Target[] {
+  return vias.map((via): Target => {
+    const address = m.address[via]!;
+    const wires = via === 'milter' ? corpus.map((msg, i) => milterMessage(msg.bytes, `BENCH${i.toString(16).toUpperCase()}`)) : corpus.map((msg) => wireRequest(address, msg.bytes));
+    return { name: targetName('mailsift', via), server: 'mailsift', via, address, pids: () => m.pids(), relayPids: () => m.relayPids(), wires, open: () => (via === 'milter' ? milterChannel(address) : httpChannel(address)) };
+  });
+}
+
+function serverTarget(s: RunningServer, corpus: CorpusMessage[]): Target {
+  return { name: s.name, server: s.name, via: 'direct', address: s.scan, pids: () => processTree(s.pids()), wires: corpus.map((m) => wireRequest(s.scan, m.bytes)), open: () => httpChannel(s.scan) };
+}
+
+async function scanAll(target: Target, corpus: CorpusMessage[], concurrency: number) {
   /** [latency ms, corpus index] of each scan. */
   const timed: Array<[number, number]> = [];
   const actions: Record<string, number> = {};
@@ -175,15 +236,14 @@ async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[],
   let firstError: string | undefined;
   let next = 0;
   const worker = async (): Promise<void> => {
-    const conn = new LeanConnection(server);
+    const conn = target.open();
     try {
       while (next < corpus.length) {
         const i = next++;
         const t0 = performance.now();
         try {
-          const body = await conn.request(wires[i]!);
+          const action = await conn.request(target.wires[i]!);
           timed.push([performance.now() - t0, i]);
-          const action = actionOf(body);
           actions[action] = (actions[action] ?? 0) + 1;
         } catch (e) {
           errors++;
@@ -200,13 +260,16 @@ async function scanAll(server: string, corpus: CorpusMessage[], wires: Buffer[],
 }
 
 /** One measured pass of one server at one concurrency. */
-async function measurePass(server: RunningServer, corpus: CorpusMessage[], wires: Buffer[], c: number, pass: number, log: (s: string) => void, slowest: number): Promise<LevelResult> {
+async function measurePass(server: Target, corpus: CorpusMessage[], c: number, pass: number, log: (s: string) => void, slowest: number): Promise<LevelResult> {
   log(`${server.name}: concurrency ${c}, ${corpus.length} messages${pass > 0 ? ` (pass ${pass + 1})` : ''}…`);
-  const cpu0 = treeCpuMs(server.pids());
+  const relayPids = server.relayPids?.();
+  const cpu0 = cpuMsOf(server.pids());
+  const relay0 = relayPids ? cpuMsOf(relayPids) : 0;
   const own0 = process.cpuUsage();
-  const run = await scanAll(server.scan, corpus, wires, c);
+  const run = await scanAll(server, corpus, c);
   const own = process.cpuUsage(own0);
-  const cpu1 = treeCpuMs(server.pids());
+  const cpu1 = cpuMsOf(server.pids());
+  const relay1 = relayPids ? cpuMsOf(relayPids) : 0;
   // Slowest first: --slowest lists the head; the percentiles read the latencies ascending.
   run.timed.sort((a, b) => b[0] - a[0]);
   const sorted = run.timed.map(([ms]) => ms).reverse();
@@ -217,6 +280,7 @@ async function measurePass(server: RunningServer, corpus: CorpusMessage[], wires
   }
   return {
     server: server.name,
+    via: server.via,
     concurrency: c,
     pass,
     messages: done,
@@ -226,6 +290,7 @@ async function measurePass(server: RunningServer, corpus: CorpusMessage[], wires
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
     cpuMsPerMessage: done ? (cpu1 - cpu0) / done : NaN,
+    ...(relayPids ? { relayCpuMsPerMessage: done ? (relay1 - relay0) / done : NaN } : {}),
     clientCpuMsPerMessage: done ? (own.user + own.system) / 1000 / done : NaN,
     actions: run.actions,
   };
@@ -249,50 +314,129 @@ function medianOf(passes: LevelResult[]): LevelResult {
     p50Ms: mid(passes, (l) => l.p50Ms),
     p99Ms: mid(passes, (l) => l.p99Ms),
     cpuMsPerMessage: mid(passes, (l) => l.cpuMsPerMessage),
+    ...(first.relayCpuMsPerMessage !== undefined ? { relayCpuMsPerMessage: mid(passes, (l) => l.relayCpuMsPerMessage ?? NaN) } : {}),
     clientCpuMsPerMessage: mid(passes, (l) => l.clientCpuMsPerMessage),
   };
 }
 
 /**
- * Measures every server at every level, `repeat` passes each. The servers run side by side and
- * take turns pass by pass (the one that goes first alternates), so their figures at a level come
- * from the same minutes of the machine: its speed drifts by tens of percent within minutes, and
- * measuring one server after the other put that drift between them.
+ * Measures every target at every level, `repeat` passes each. The targets take turns pass by
+ * pass (the one that goes first rotates), so their figures at a level come from the same
+ * minutes of the machine: its speed drifts by tens of percent within minutes, and measuring one
+ * target after the other put that drift between them. A pass starts only once its server's
+ * previous scans are WARMUP_SETTLE_MS old, so it never replays DNS answers cached by the pass
+ * before it (mailsift's vias share one set of scanners, and so one DNS cache).
  */
-async function measureAll(servers: RunningServer[], corpus: CorpusMessage[], levels: number[], repeat: number, warmup: number, log: (s: string) => void, slowest = 0): Promise<ServerSummary[]> {
-  const wires = servers.map((s) => corpus.map((m) => wireRequest(s.scan, m.bytes)));
-  const samplers = servers.map((s) => new RssSampler(() => s.pids()));
-  const passes = servers.map((): LevelResult[] => []);
+async function measureAll(targets: Target[], corpus: CorpusMessage[], levels: number[], repeat: number, warmup: number, log: (s: string) => void, slowest = 0, settleMs = WARMUP_SETTLE_MS): Promise<ServerSummary[]> {
+  const samplers = new Map<string, RssSampler>();
+  for (const t of targets) if (!samplers.has(t.server)) samplers.set(t.server, new RssSampler(() => t.pids(), 250, true));
+  const passes = targets.map((): LevelResult[] => []);
+  const lastScan = new Map<string, number>();
   if (warmup > 0) {
     const n = Math.min(warmup, corpus.length);
-    for (const [i, s] of servers.entries()) {
-      log(`${s.name}: warm-up, ${n} messages at concurrency ${WARMUP_CONCURRENCY} (unmeasured)…`);
-      await scanAll(s.scan, corpus.slice(0, n), wires[i]!, WARMUP_CONCURRENCY);
+    for (const t of targets) {
+      log(`${t.name}: warm-up, ${n} messages at concurrency ${WARMUP_CONCURRENCY} (unmeasured)…`);
+      const run = await scanAll(t, corpus.slice(0, n), WARMUP_CONCURRENCY);
+      if (run.firstError) log(`${t.name}: ${run.errors} failed warm-up scans, first: ${run.firstError}`);
+      lastScan.set(t.server, performance.now());
     }
   }
-  let scannedBefore = warmup > 0;
   let round = 0;
   for (const c of levels) {
     for (let pass = 0; pass < repeat; pass++) {
-      // Every measured pass starts with the DNS answers of the previous pass expired, for the
-      // reason given at WARMUP_SETTLE_MS: otherwise a pass would replay the cached lookups of the
-      // pass before it.
-      if (scannedBefore) {
-        log(`${WARMUP_SETTLE_MS / 1000} s idle (cached DNS answers expire)…`);
-        await new Promise((r) => setTimeout(r, WARMUP_SETTLE_MS));
+      const shift = round++ % targets.length;
+      const order = targets.map((_, i) => (i + shift) % targets.length);
+      for (const i of order) {
+        const t = targets[i]!;
+        const wait = (lastScan.get(t.server) ?? -Infinity) + settleMs - performance.now();
+        if (wait > 0) {
+          log(`${(wait / 1000).toFixed(0)} s idle (${t.server}'s cached DNS answers expire)…`);
+          await new Promise((r) => setTimeout(r, wait));
+        }
+        passes[i]!.push(await measurePass(t, corpus, c, pass, log, slowest));
+        lastScan.set(t.server, performance.now());
       }
-      scannedBefore = true;
-      const order = servers.map((_, i) => i);
-      if (round++ % 2 === 1) order.reverse();
-      for (const i of order) passes[i]!.push(await measurePass(servers[i]!, corpus, wires[i]!, c, pass, log, slowest));
     }
   }
-  return servers.map((s, i) => ({
-    server: s.name,
-    peakPssMiB: samplers[i]!.stop() / (1024 * 1024),
+  const peaks = new Map([...samplers].map(([k, s]) => [k, s.stop() / (1024 * 1024)]));
+  return targets.map((t, i) => ({
+    server: t.name,
+    via: t.via,
+    peakPssMiB: peaks.get(t.server)!,
     levels: repeat > 1 ? levels.map((c) => medianOf(passes[i]!.filter((l) => l.concurrency === c))) : passes[i]!,
     ...(repeat > 1 ? { passes: passes[i]! } : {}),
   }));
+}
+
+/** The issue's targets for a relayed scan at concurrency 8, over scanning directly. */
+export const OVERHEAD_TARGET = { concurrency: 8, cpuPct: 10, p50Ms: 2 } as const;
+
+export interface Overhead {
+  via: Via;
+  concurrency: number;
+  /** Extra CPU per message over direct, in % of direct's (median over the paired passes). */
+  cpuPct: number;
+  /** Extra p50 latency over direct, ms (median over the paired passes). */
+  p50Ms: number;
+  /**
+   * The proxy workers' own CPU per message, in % of direct's CPU per message (median over the
+   * paired passes). The scanners do the same work on every via, so this is the relay's cost
+   * without the pass-to-pass drift of the scanners' CPU, which on a busy machine is larger
+   * than the 10 % being judged.
+   */
+  relayCpuPct: number;
+  /** Each pass's pair (same level, same round): [cpu %, p50 ms, relay cpu %]. */
+  pairs: Array<[number, number, number]>;
+  /** Within the targets (only judged at OVERHEAD_TARGET.concurrency). */
+  withinTarget?: boolean;
+}
+
+function median(xs: number[]): number {
+  const v = [...xs].sort((a, b) => a - b);
+  const h = Math.floor(v.length / 2);
+  return v.length % 2 ? v[h]! : (v[h - 1]! + v[h]!) / 2;
+}
+
+/**
+ * Each relayed via of mailsift against mailsift direct, pass by pass: a via's pass is compared
+ * with direct's pass of the same round, which ran minutes apart at most, so the machine's drift
+ * between rounds stays out of the difference; the median of those pairs is reported.
+ */
+export function overheads(summaries: ServerSummary[]): Overhead[] {
+  const direct = summaries.find((s) => s.server === 'mailsift');
+  if (!direct) return [];
+  const passesOf = (s: ServerSummary): LevelResult[] => s.passes ?? s.levels;
+  const out: Overhead[] = [];
+  for (const s of summaries) {
+    if (s.via === 'direct' || !s.server.startsWith('mailsift')) continue;
+    for (const c of [...new Set(passesOf(s).map((l) => l.concurrency))]) {
+      const pairs: Array<[number, number, number]> = [];
+      for (const l of passesOf(s).filter((x) => x.concurrency === c)) {
+        const d = passesOf(direct).find((x) => x.concurrency === c && x.pass === l.pass);
+        if (d) pairs.push([(l.cpuMsPerMessage / d.cpuMsPerMessage - 1) * 100, l.p50Ms - d.p50Ms, ((l.relayCpuMsPerMessage ?? NaN) / d.cpuMsPerMessage) * 100]);
+      }
+      if (pairs.length === 0) continue;
+      const o: Overhead = { via: s.via, concurrency: c, cpuPct: median(pairs.map((p) => p[0])), p50Ms: median(pairs.map((p) => p[1])), relayCpuPct: median(pairs.map((p) => p[2])), pairs };
+      if (c === OVERHEAD_TARGET.concurrency) o.withinTarget = o.cpuPct <= OVERHEAD_TARGET.cpuPct && o.p50Ms <= OVERHEAD_TARGET.p50Ms;
+      out.push(o);
+    }
+  }
+  return out;
+}
+
+function overheadTable(list: Overhead[]): string[] {
+  if (list.length === 0) return [];
+  const lines = [
+    `overhead over mailsift direct (median of paired passes; target at concurrency ${OVERHEAD_TARGET.concurrency}: at most +${OVERHEAD_TARGET.cpuPct} % cpu/msg and +${OVERHEAD_TARGET.p50Ms} ms p50)`,
+    "  cpu/msg: all mailsift processes against direct's; proxy's own: the proxy workers' CPU alone, in % of direct's (steadier: the scanners' share drifts)",
+  ];
+  for (const o of list) {
+    const sign = (x: number, d: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(d)}`;
+    const each = o.pairs.length > 1 ? `  (passes: ${o.pairs.map(([c, p, r]) => `${sign(c, 1)} %/${sign(p, 2)} ms/proxy ${r.toFixed(1)} %`).join(', ')})` : '';
+    const verdict = o.withinTarget === undefined ? '' : o.withinTarget ? '  within target' : '  OVER TARGET';
+    lines.push(`  via ${o.via.padEnd(6)} c=${String(o.concurrency).padEnd(3)} cpu/msg ${sign(o.cpuPct, 1).padStart(6)} % (proxy's own ${o.relayCpuPct.toFixed(1)} %)   p50 ${sign(o.p50Ms, 2).padStart(6)} ms${verdict}${each}`);
+  }
+  return lines;
 }
 
 function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: string): string {
@@ -300,10 +444,10 @@ function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: strin
   for (const m of corpus) groups.set(m.group, (groups.get(m.group) ?? 0) + 1);
   const mib = corpus.reduce((s, m) => s + m.bytes.length, 0) / (1024 * 1024);
   const lines = [`corpus: ${corpus.length} messages (${[...groups].map(([g, n]) => `${g} ${n}`).join(', ')}), ${mib.toFixed(1)} MiB, ${order} order`];
-  const head = ['server', 'conc', 'msgs/s', 'p50 ms', 'p99 ms', 'cpu ms/msg', 'client cpu', 'errors', 'peak mem MiB (PSS)'];
+  const head = ['server', 'conc', 'msgs/s', 'p50 ms', 'p99 ms', 'cpu ms/msg', 'of it proxy', 'client cpu', 'errors', 'peak mem MiB (PSS)'];
   const rows: string[][] = [];
   const row = (name: string, s: ServerSummary, l: LevelResult): string[] =>
-    [name, String(l.concurrency), l.messagesPerSec.toFixed(1), l.p50Ms.toFixed(2), l.p99Ms.toFixed(2), l.cpuMsPerMessage.toFixed(2), l.clientCpuMsPerMessage.toFixed(2), String(l.errors), s.peakPssMiB.toFixed(0)];
+    [name, String(l.concurrency), l.messagesPerSec.toFixed(1), l.p50Ms.toFixed(2), l.p99Ms.toFixed(2), l.cpuMsPerMessage.toFixed(2), l.relayCpuMsPerMessage?.toFixed(2) ?? '-', l.clientCpuMsPerMessage.toFixed(2), String(l.errors), s.peakPssMiB.toFixed(0)];
   for (const s of summaries) {
     for (const l of s.passes ?? []) rows.push(row(`${s.server} pass ${l.pass + 1}`, s, l));
     for (const l of s.levels) rows.push(row(s.passes ? `${s.server} median` : s.server, s, l));
@@ -315,13 +459,14 @@ function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: strin
     const a = s.levels[0]?.actions ?? {};
     lines.push(`${s.server} actions: ${Object.entries(a).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
+  lines.push(...overheadTable(overheads(summaries)));
   return lines.join('\n');
 }
 
 async function main(): Promise<void> {
   const program = new Command('bench-throughput')
     .option('--rspamd', 'also measure the reference Rspamd 3.4 in the same run')
-    .option('--json', 'print the results as JSON')
+    .option('--json', 'print the results as JSON (the table then goes to stderr)')
     .option('--workers <n>', 'normal workers per server', (v) => Number(v), 2)
     .option('--concurrency <list>', 'comma-separated concurrency levels', '1,8,32')
     .option('--limit <n>', 'scan only a proportional sample of this many messages', (v) => Number(v))
@@ -330,8 +475,13 @@ async function main(): Promise<void> {
     .option('--slowest <n>', 'list the n slowest scans of each measured level', (v) => Number(v), 0)
     .option('--order <order>', 'arrival order: grouped (folder by folder) or mixed (one fixed shuffle)', 'grouped')
     .option('--repeat <n>', 'measured passes per level and server; the table adds their medians', (v) => Number(v), 1)
+    .option('--settle <seconds>', `idle time between a server's passes (default ${WARMUP_SETTLE_MS / 1000}: below it, a pass replays DNS answers cached by the one before; only for quick checks)`, (v) => Number(v))
+    .option('--via <list>', 'how the client reaches mailsift: direct (/checkv2 of the normal workers), proxy (HTTP through the proxy worker), milter (milter through the proxy worker)', 'direct,proxy,milter')
     .parse();
-  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number; order: string; repeat: number }>();
+  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number; order: string; repeat: number; via: string; settle?: number }>();
+  const vias = parseVias(o.via);
+  if (o.settle !== undefined && !(o.settle >= 0)) throw new Error(`--settle: expected a number of seconds, found ${o.settle}`);
+  const settleMs = o.settle !== undefined ? o.settle * 1000 : WARMUP_SETTLE_MS;
   if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error(`--repeat: expected a whole number of passes (1 or more), found ${o.repeat}`);
   if (o.order !== 'mixed' && o.order !== 'grouped') throw new Error(`--order: expected mixed or grouped, found ${o.order}`);
   const levels = o.concurrency.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
@@ -340,24 +490,30 @@ async function main(): Promise<void> {
   const loaded = await loadCorpus(root, o.limit);
   const corpus = o.order === 'mixed' ? shuffled(loaded, ORDER_SEED) : loaded;
   const warmup = o.warmup !== undefined && Number.isInteger(o.warmup) && o.warmup >= 0 ? o.warmup : corpus.length;
-  const servers: RunningServer[] = [];
+  const servers: Array<{ stop(): Promise<void> }> = [];
+  const targets: Target[] = [];
   let summaries: ServerSummary[];
   try {
     if (o.mailsift) {
-      log(`starting mailsift with ${o.workers} workers…`);
-      servers.push(await startMailsift(root, o.workers));
+      log(`starting mailsift with ${o.workers} workers (reached ${vias.join(', ')})…`);
+      const m = await startMailsiftVias(root, o.workers, vias);
+      servers.push(m);
+      targets.push(...mailsiftTargets(m, vias, corpus));
     }
     if (o.rspamd) {
       log(`starting the reference Rspamd with ${o.workers} workers…`);
-      servers.push(await startReferenceRspamd(o.workers));
+      const r = await startReferenceRspamd(o.workers);
+      servers.push(r);
+      targets.push(serverTarget(r, corpus));
     }
-    if (servers.length === 0) throw new Error('nothing to measure: --no-mailsift without --rspamd');
-    summaries = await measureAll(servers, corpus, levels, o.repeat, warmup, log, o.slowest);
+    if (targets.length === 0) throw new Error('nothing to measure: --no-mailsift without --rspamd');
+    summaries = await measureAll(targets, corpus, levels, o.repeat, warmup, log, o.slowest, settleMs);
   } finally {
     for (const s of servers) await s.stop();
   }
-  if (o.json) process.stdout.write(JSON.stringify({ date: new Date().toISOString(), workers: o.workers, corpus: corpus.length, order: o.order, results: summaries }, null, 2) + '\n');
-  else process.stdout.write(table(summaries, corpus, o.order) + '\n');
+  // With --json the table still goes to stderr, next to the progress lines.
+  if (o.json) process.stdout.write(JSON.stringify({ date: new Date().toISOString(), workers: o.workers, corpus: corpus.length, order: o.order, vias, results: summaries, overheads: overheads(summaries) }, null, 2) + '\n');
+  (o.json ? process.stderr : process.stdout).write(table(summaries, corpus, o.order) + '\n');
 }
 
 if (resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {

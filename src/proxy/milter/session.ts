@@ -84,7 +84,13 @@ export class MilterSession {
   /** What OPTNEG granted; before any OPTNEG, what Rspamd assumes (everything). */
   #grantedActions = ACTIONS_WANTED;
   #grantedProtocol = NR_ALL;
-  #scan: AbortController | undefined;
+  /** A message is being scanned: later frames wait. */
+  #scanning = false;
+  /**
+   * Aborts the scan in flight when the connection ends. One per session, made at its first scan:
+   * only the connection's end aborts a scan, and no scan starts after that.
+   */
+  #abort: AbortController | undefined;
   #closed = false;
   #turnScheduled = false;
   #graceTimer: NodeJS.Timeout | undefined;
@@ -114,7 +120,7 @@ export class MilterSession {
     s.on('data', (chunk: Buffer) => this.#onData(chunk));
     s.on('end', () => {
       if (this.#closed) return;
-      if (this.#scan) this.#log('info', 'MTA closed the milter connection during a scan');
+      if (this.#scanning) this.#log('info', 'MTA closed the milter connection during a scan');
       else this.#log('debug', 'MTA closed the milter connection');
       this.#end();
     });
@@ -125,7 +131,7 @@ export class MilterSession {
     });
     s.on('close', () => {
       this.#closed = true;
-      this.#scan?.abort();
+      this.#abort?.abort();
       if (this.#graceTimer) clearTimeout(this.#graceTimer);
     });
   }
@@ -137,14 +143,14 @@ export class MilterSession {
   #onData(chunk: Buffer): void {
     if (this.#closed) return;
     this.#reader.push(chunk);
-    if (this.#scan && this.#reader.buffered > MAX_PENDING_WHILE_SCANNING) this.#pause('scan');
+    if (this.#scanning && this.#reader.buffered > MAX_PENDING_WHILE_SCANNING) this.#pause('scan');
     this.#pump();
   }
 
   #pump(): void {
     try {
       for (let n = 0; n < MAX_FRAMES_PER_TURN; n++) {
-        if (this.#closed || this.#scan) return;
+        if (this.#closed || this.#scanning) return;
         const r = this.#reader.next();
         switch (r.kind) {
           case 'need-more':
@@ -255,15 +261,15 @@ export class MilterSession {
       this.#write([{ kind: 'accept' }]);
       return;
     }
-    const ac = new AbortController();
-    this.#scan = ac;
+    this.#abort ??= new AbortController();
+    this.#scanning = true;
     this.#socket.setTimeout(0); // the MTA waits for us now: its own milter timeouts apply
     const started = Date.now();
-    void this.#verdict(req, msg, ac.signal)
+    void this.#verdict(req, msg, this.#abort.signal)
       .then((v) => this.#deliver(v, req, started))
       .catch((err: unknown) => this.#bug(err))
       .finally(() => {
-        this.#scan = undefined;
+        this.#scanning = false;
         if (this.#closed) return;
         if (this.#stopping) return this.#end();
         this.#socket.setTimeout(this.#opts.idleTimeoutMs);
@@ -370,7 +376,7 @@ export class MilterSession {
   #end(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#scan?.abort();
+    this.#abort?.abort();
     this.#socket.setTimeout(0);
     this.#socket.end();
     this.#graceTimer = setTimeout(() => this.#socket.destroy(), CLOSE_GRACE_MS);
@@ -379,7 +385,7 @@ export class MilterSession {
 
   #destroy(): void {
     this.#closed = true;
-    this.#scan?.abort();
+    this.#abort?.abort();
     this.#socket.destroy();
   }
 }

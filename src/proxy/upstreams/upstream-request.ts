@@ -32,7 +32,8 @@ export interface LegOptions {
 }
 
 export interface BuiltLeg {
-  bytes: Buffer;
+  /** The request as written: one buffer, or head and body (written together, never copied into one). */
+  bytes: Buffer | readonly Buffer[];
   /** The shared key of an encrypted leg: the reply is opened with it. */
   nm?: Uint8Array;
   /** The body was zstd-compressed by the relay. */
@@ -80,7 +81,7 @@ export function buildLeg(req: RelayRequest, opts: LegOptions): BuiltLeg {
   let head = `${method} ${path} HTTP/1.1\r\nHost: ${opts.hostHeader}\r\nConnection: ${opts.keepAlive ? 'keep-alive' : 'close'}\r\nContent-Length: ${body.length}\r\n`;
   for (const [k, v] of headers) head += `${k}: ${v}\r\n`;
   head += '\r\n';
-  return { bytes: Buffer.concat([Buffer.from(head, 'utf8'), body]), compressed: compress };
+  return { bytes: [Buffer.from(head, 'utf8'), body], compressed: compress };
 }
 
 export interface OpenedReply {
