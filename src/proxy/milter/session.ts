@@ -288,7 +288,7 @@ export class MilterSession {
   shutdown(): void {
     if (this.#closed) return;
     this.#stopping = true;
-    if (!this.#scan) this.#end();
+    if (!this.#scanning) this.#end();
   }
 
   #buildOptions(): { clientCaName?: string; clientAddress?: string } {
