@@ -58,7 +58,7 @@ test('a stalled scan worker: /healthy and /ready see it, the watchdog kills and 
     // the replacement listens on a new one.
     const gtube = await send(replacement.port!, 'POST', '/checkv2', { 'Queue-Id': 'AFTER1' }, GTUBE);
     assert.equal((JSON.parse(gtube.body) as { action: string }).action, 'reject');
-    await srv.waitFor((l) => l.msg === 'scanned' && l.pid === replacement.pid && l.queueId === 'AFTER1', 'the replacement to answer the scan');
+    await srv.waitFor((l) => l.msg === 'scan' && l.pid === replacement.pid && l.queueId === 'AFTER1', 'the replacement to answer the scan');
 
     const errors = JSON.parse((await controllerGet(controllerPort, '/errors')).body) as Array<{ id: string; type: string; message: string; pid: number }>;
     const entry = errors.find((e) => /stalled/.test(e.message));
