@@ -50,11 +50,22 @@ const MAX_DATE_MS = 8.64e15;
  * instead of this signature. Read with mailauth's own tag parser, so both see the same value.
  */
 export function unusableTimestamp(field: string, raw: string): string | undefined {
+  // Header text here is the bytes as latin1; mailauth reads them as UTF-8, where EF BB BF is a
+  // U+FEFF that Number() trims (fuzz finding mime #17401). Judge the field as both read it.
+  const utf8 = /[\x80-\xff]/.test(raw) ? Buffer.from(raw, 'latin1').toString('utf8') : undefined;
+  return timestampProblem(field, raw) ?? (utf8 === undefined ? undefined : timestampProblem(field, utf8));
+}
+
+function timestampProblem(field: string, raw: string): string | undefined {
   const tags = parseDkimHeaders(`${field}:${raw}`).parsed;
   for (const tag of ['t', 'x'] as const) {
     const v = tags[tag];
-    if (typeof v !== 'object' || typeof v.value !== 'number') continue;
-    const ms = v.value * 1000;
+    if (typeof v !== 'object' || v === null) continue;
+    // As mailauth reads it: any value Number() takes, so a numeric string counts too, blanks
+    // around it included (Number trims U+FEFF and the other JavaScript white space).
+    const n = Number(v.value);
+    if (Number.isNaN(n)) continue;
+    const ms = n * 1000;
     if (!Number.isFinite(ms) || Math.abs(ms) > MAX_DATE_MS) return `invalid timestamp ${tag}=${writtenTag(raw, tag) ?? String(v.value)}`;
   }
   return undefined;

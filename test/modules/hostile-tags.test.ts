@@ -74,6 +74,9 @@ test('dkim: a t= or x= that is no time is a permanent failure of that signature,
     ['t=99999999999999999', 'invalid timestamp t=99999999999999999'],
     ['x=1e400', 'invalid timestamp x=1e400'],
     ['t=-99999999999999999', 'invalid timestamp t=-99999999999999999'],
+    // Fuzz finding mime #17401: a numeric string with U+FEFF after it, which Number() (and so
+    // mailauth) reads as the number.
+    [`t=9007199254740992${'\uFEFF'.repeat(40)}`, 'invalid timestamp t=9007199254740992'],
   ];
   for (const [i, [tags, reason]] of cases.entries()) {
     const r = await scan(msg(sig(tags), 'body', `dkim-t-${i}`));

@@ -11,7 +11,7 @@ import { Agent, request } from 'node:http';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
-import { REPO_ROOT, runCli, type LogLine } from '../cli/run-cli.js';
+import { httpRequest, REPO_ROOT, runCli, type LogLine } from '../cli/run-cli.js';
 
 const CLIENTS = 8;
 const WORKERS = 2;
@@ -128,7 +128,18 @@ test('SIGHUP under load: every worker takes the new threshold, no scan fails; a 
     await until('every worker to say it applied it', () => appliedLines().length >= WORKERS, 5_000, srv.output);
     const applied = appliedLines();
     assert.deepEqual(new Set(applied.map((l) => l.pid)), new Set(firstGen.map((l) => l.pid)));
-    await until('scans on every worker after the reload', () => firstGen.every((g) => srv.lines.slice(linesBefore).some((l) => l.pid === g.pid && l.msg === 'scan' && l.requiredScore === 42)), 15_000, srv.output);
+    // The load's kept-alive connections may all sit on one worker (the kernel picks the acceptor),
+    // so fresh connections are sent too until every worker has scanned on the new configuration.
+    const scannedOnNew = () => firstGen.every((g) => srv.lines.slice(linesBefore).some((l) => l.pid === g.pid && l.msg === 'scan' && l.requiredScore === 42));
+    const fresh = (async () => {
+      for (let i = 0; i < 400 && !scannedOnNew(); i++) {
+        const r = await httpRequest(port, 'POST', '/checkv2', message);
+        assert.equal(r.status, 200, r.body);
+        assert.equal((JSON.parse(r.body) as { required_score: number }).required_score, 42);
+      }
+    })();
+    await until('scans on every worker after the reload', scannedOnNew, 30_000, srv.output);
+    await fresh;
     for (const g of firstGen) {
       const at = srv.lines.indexOf(applied.find((l) => l.pid === g.pid)!);
       const after = srv.lines.slice(at).filter((l) => l.pid === g.pid && l.msg === 'scan');
