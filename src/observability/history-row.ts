@@ -63,8 +63,10 @@ function isBareAddressChar(c: number): boolean {
 
 /** An `@` with at least one character on each side. */
 function hasInnerAt(s: string, from: number, to: number): boolean {
-  const at = s.indexOf('@', from + 1);
-  return at >= 0 && at < to - 1;
+  // Searched within the token only: an indexOf to the end of the value for every token of a
+  // value without any `@` would make the whole scan quadratic again.
+  for (let k = from + 1; k < to - 1; k++) if (s.charCodeAt(k) === 0x40) return true;
+  return false;
 }
 
 /**
