@@ -27,9 +27,11 @@ export interface Running {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `as`: run as another user (a test of permissions run by root, whom no mode bit stops). */
-export function runCli(args: string[], as?: { uid: number; gid: number }): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...as });
+/**
+ * Follows a `mailsift` child's JSON log on stdout: the parsed lines, stdout and stderr as text,
+ * and a wait for a line, which fails at once if the process exits first.
+ */
+export function followChild(child: ChildProcess, defaultTimeoutMs = 30_000): Running {
   const lines: LogLine[] = [];
   let text = '';
   let partial = '';
@@ -55,7 +57,7 @@ export function runCli(args: string[], as?: { uid: number; gid: number }): Runni
       resolve({ code, signal });
     }),
   );
-  const waitFor = (pred: (l: LogLine) => boolean, what: string, timeoutMs = 30_000): Promise<LogLine> =>
+  const waitFor = (pred: (l: LogLine) => boolean, what: string, timeoutMs = defaultTimeoutMs): Promise<LogLine> =>
     new Promise((resolve, reject) => {
       const check = () => {
         const hit = lines.find(pred);
@@ -72,6 +74,11 @@ export function runCli(args: string[], as?: { uid: number; gid: number }): Runni
       check();
     });
   return { child, lines, output: () => text, waitFor, exited };
+}
+
+/** `as`: run as another user (a test of permissions run by root, whom no mode bit stops). */
+export function runCli(args: string[], as?: { uid: number; gid: number }): Running {
+  return followChild(spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...as }));
 }
 
 export function httpRequest(port: number, method: string, path: string, body?: Buffer): Promise<{ status: number; body: string }> {

@@ -4,6 +4,7 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { followChild } from '../cli/run-cli.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MESSAGES = '/work/shared/fixtures/scan/messages';
@@ -26,45 +27,8 @@ export interface Served {
 export function serve(dir: string, extra: string[] = [], prefix: string[] = [], opts: { detached?: boolean } = {}): Served {
   const cmd = [...prefix, process.execPath, '--import', 'tsx', 'src/cli/mailsift.ts', 'serve', '-c', dir, ...extra];
   const child = spawn(cmd[0]!, cmd.slice(1), { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
-  const lines: LogLine[] = [];
-  let text = '';
-  let partial = '';
-  const waiters = new Set<() => void>();
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    text += chunk;
-    partial += chunk;
-    const parts = partial.split('\n');
-    partial = parts.pop() ?? '';
-    for (const p of parts) {
-      try {
-        lines.push(JSON.parse(p) as LogLine);
-      } catch {
-        // not a log line
-      }
-    }
-    for (const w of waiters) w();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    for (const w of waiters) w();
-    resolve();
-  }));
-  const waitFor = (pred: (l: LogLine) => boolean, what: string, timeoutMs = 60_000): Promise<LogLine> =>
-    new Promise((resolve, reject) => {
-      const check = (): void => {
-        const hit = lines.find(pred);
-        if (hit) return done(() => resolve(hit));
-        if (child.exitCode !== null || child.signalCode !== null) done(() => reject(new Error(`mailsift exited before ${what}:\n${text}`)));
-      };
-      const timer = setTimeout(() => done(() => reject(new Error(`timed out waiting for ${what}:\n${text}`))), timeoutMs);
-      const done = (f: () => void): void => {
-        clearTimeout(timer);
-        waiters.delete(check);
-        f();
-      };
-      waiters.add(check);
-      check();
-    });
+  // Fault tests wait longer by default: servers start while other faults load the machine.
+  const { lines, output, waitFor, exited } = followChild(child, 60_000);
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
@@ -72,7 +36,7 @@ export function serve(dir: string, extra: string[] = [], prefix: string[] = [], 
     await exited;
     clearTimeout(late);
   };
-  return { child, lines, output: () => text, waitFor, stop };
+  return { child, lines, output, waitFor, stop };
 }
 
 /** The supervisor's lines saying a worker process ended (a crash, a restart). */
