@@ -81,6 +81,36 @@ export function answer(zone: Zone, query: DnsMessage, defaultTtl: number): DnsMe
   return reply;
 }
 
+/**
+ * A UDP socket and `tcp` listening on the same loopback port number, as a real DNS server does
+ * (clients retry over TCP on the address they know). The UDP port the kernel picks may be taken
+ * for TCP by another test running at the same time: then another pair is tried.
+ */
+export async function bindUdpAndTcp(
+  tcp: net.Server,
+  onMessage: (sock: dgram.Socket) => (msg: Buffer, rinfo: dgram.RemoteInfo) => void,
+): Promise<{ udp: dgram.Socket; port: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const sock = dgram.createSocket('udp4');
+    sock.on('message', onMessage(sock));
+    await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
+    const port = (sock.address() as AddressInfo).port;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(port, '127.0.0.1', () => {
+          tcp.off('error', reject);
+          resolve();
+        });
+      });
+      return { udp: sock, port };
+    } catch (err) {
+      sock.close();
+      if (attempt >= 20) throw err;
+    }
+  }
+}
+
 export async function startDnsServer(opts: DnsServerOptions): Promise<DnsTestServer> {
   const defaultTtl = opts.defaultTtl ?? 300;
   const queries: QueryLog[] = [];
@@ -106,9 +136,6 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<DnsTestSer
     return out;
   };
 
-  let udp = dgram.createSocket('udp4');
-  let port = 0;
-
   const sockets = new Set<net.Socket>();
   const tcp = net.createServer((sock) => {
     sockets.add(sock);
@@ -129,32 +156,10 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<DnsTestSer
       }
     });
   });
-  // The same port number for TCP, as a real server has: clients retry on the address they know.
-  // The UDP port the kernel picks may be taken for TCP by another test running at the same time:
-  // then pick another pair.
-  for (let attempt = 0; ; attempt++) {
-    udp = dgram.createSocket('udp4');
-    const sock = udp;
-    sock.on('message', (msg, rinfo) => {
-      const out = respond(msg, 'udp');
-      if (out) sock.send(out, rinfo.port, rinfo.address);
-    });
-    await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
-    port = (sock.address() as AddressInfo).port;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        tcp.once('error', reject);
-        tcp.listen(port, '127.0.0.1', () => {
-          tcp.off('error', reject);
-          resolve();
-        });
-      });
-      break;
-    } catch (err) {
-      sock.close();
-      if (attempt >= 20) throw err;
-    }
-  }
+  const { udp, port } = await bindUdpAndTcp(tcp, (sock) => (msg, rinfo) => {
+    const out = respond(msg, 'udp');
+    if (out) sock.send(out, rinfo.port, rinfo.address);
+  });
 
   return {
     address: `127.0.0.1:${port}`,

@@ -3,9 +3,8 @@
 // UDP reply whose TCP retry is reset, garbled or left unanswered. The mode can be changed while
 // the server runs; every query is counted.
 
-import dgram from 'node:dgram';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { bindUdpAndTcp } from './dns-server.js';
 
 export type DnsFault =
   | 'silent'
@@ -74,38 +73,15 @@ export async function startFaultyDns(mode: DnsFault): Promise<FaultyDnsServer> {
       // truncated-tcp-silent and the others: hold the connection and say nothing.
     });
   });
-  let udp: dgram.Socket | undefined;
-  let port = 0;
-  // The same port for UDP and TCP; the kernel's UDP pick may be taken for TCP: try another.
-  for (let attempt = 0; ; attempt++) {
-    const sock = dgram.createSocket('udp4');
-    sock.on('message', (q, peer) => {
-      count.udp++;
-      const m = state.mode;
-      let out: Buffer | undefined;
-      if (m === 'garbage') out = garbage(q);
-      else if (m.startsWith('truncated-')) out = echoReply(q, 0, true);
-      else if (RCODES[m] !== undefined) out = echoReply(q, RCODES[m]!, false);
-      if (out) sock.send(out, peer.port, peer.address);
-    });
-    await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
-    port = (sock.address() as AddressInfo).port;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        tcp.once('error', reject);
-        tcp.listen(port, '127.0.0.1', () => {
-          tcp.off('error', reject);
-          resolve();
-        });
-      });
-      udp = sock;
-      break;
-    } catch (err) {
-      sock.close();
-      if (attempt >= 20) throw err;
-    }
-  }
-  const u = udp;
+  const { udp: u, port } = await bindUdpAndTcp(tcp, (sock) => (q, peer) => {
+    count.udp++;
+    const m = state.mode;
+    let out: Buffer | undefined;
+    if (m === 'garbage') out = garbage(q);
+    else if (m.startsWith('truncated-')) out = echoReply(q, 0, true);
+    else if (RCODES[m] !== undefined) out = echoReply(q, RCODES[m]!, false);
+    if (out) sock.send(out, peer.port, peer.address);
+  });
   return {
     address: `127.0.0.1:${port}`,
     get mode() { return state.mode; },
