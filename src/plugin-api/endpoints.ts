@@ -32,7 +32,7 @@ export interface LearnOptions {
  * with the server's rules, and learned by the classifiers the modules registered.
  */
 export interface EndpointTask {
-  /** The request body (the message for need_task endpoints; empty otherwise). */
+  /** The request body (the message for need_task endpoints; a JSON or form body for others). */
   readonly content: Buffer;
   get_content(): Buffer;
   getContent(): Buffer;

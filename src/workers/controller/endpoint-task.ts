@@ -53,10 +53,9 @@ async function learnWith(ctx: ControllerContext, task: EndpointTask, cls: LearnC
   throw coded('LEARN_CONDITIONS_DENIED', `all learn conditions denied learning ${cls} in ${asked === 1 ? candidate : 'default classifier'}`);
 }
 
+/** Every endpoint reads the body (neural's learn takes JSON); need_task makes it required and allows scan() and learn(). */
 export function makeEndpointTask(ctx: ControllerContext, req: Request, needTask: boolean): EndpointTask {
-  // Every endpoint reads the body (neural's learn takes JSON); need_task only makes it required.
   const body = req.body;
-  void needTask;
   let parsed: Message | undefined;
   let decoded: { message: Buffer; meta: ScanMeta } | undefined;
   let scanned: Promise<ScanResult> | undefined;
