@@ -7,6 +7,7 @@
 // or envelope (rspamc without flags sends none either), so the scanner sees the same input on
 // both paths and the difference measured is the relay's (plus the milter flag's reply block).
 import net from 'node:net';
+import { frame } from './fuzz/milter-wire.js';
 
 /** libmilter's MILTER_CHUNK_SIZE: the largest BODY frame an MTA sends. */
 const MAX_BODY_CHUNK = 65_535;
@@ -20,13 +21,6 @@ const OPTNEG_PROTOCOL = 0x1fffff;
 const SPAM_HEADER = 'x-spam';
 /** A reply frame longer than this is not a verdict frame (REPLBODY chunks are at most 64 KiB). */
 const MAX_REPLY_FRAME = 1 << 20;
-
-function frame(cmd: string, data: Buffer = Buffer.alloc(0)): Buffer {
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(data.length + 1, 0);
-  head[4] = cmd.charCodeAt(0);
-  return Buffer.concat([head, data]);
-}
 
 const NUL = Buffer.from([0]);
 
