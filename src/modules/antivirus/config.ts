@@ -2,16 +2,13 @@
 // options where they apply. No rule, no module: it is off until a rule names its servers.
 import { z } from 'zod';
 import { isServerAddress } from '../../core/config-values.js';
-import { Duration, Size } from '../../core/value-schemas.js';
+import { Duration, ServerList, Size } from '../../core/value-schemas.js';
 
 /** Scanner kinds: ClamAV's clamd, and the two generic external-scanner protocols (docs/antivirus.md). */
 export const SCANNER_TYPES = ['clamav', 'tcp', 'http'] as const;
 export type ScannerType = (typeof SCANNER_TYPES)[number];
 
-const ServerList = z
-  .union([z.string(), z.array(z.string())])
-  .transform((v) => (Array.isArray(v) ? v : v.split(/[,;\s]+/)).map((s) => s.trim().replace(/^(round-robin|master-slave|random):/, '')).filter(Boolean))
-  .refine((list) => list.length > 0 && list.every(isServerAddress), { message: 'a list of servers "host[:port]"' });
+const Servers = ServerList.refine((list) => list.length > 0 && list.every(isServerAddress), { message: 'a list of servers "host[:port]"' });
 
 /** Symbol → regular expression over the virus name; a list of such maps is tried in order. */
 const PatternTable = z.record(z.string().min(1), z.string());
@@ -21,7 +18,7 @@ export const AntivirusRule = z.strictObject({
   /** Scanner protocol; the rule's name when absent (a rule called `clamav` is a clamav rule). */
   type: z.enum(SCANNER_TYPES).optional(),
   /** Scanners to ask, `host[:port]`, tried round-robin; the next one on a network error. */
-  servers: ServerList,
+  servers: Servers,
   /** http type: the path the part is POSTed to. */
   path: z.string().startsWith('/').default('/scan'),
   /** Symbol for a detection; CLAM_VIRUS for clamav, `<RULE>_VIRUS` otherwise. */
