@@ -31,17 +31,22 @@ export const antivirusModule = defineModule<AntivirusConfig>({
     const cacheOutage = outageLog(ctx.log, 'antivirus: verdict cache unavailable, scanning without it');
     const scanOutage = outageLog(ctx.log, 'antivirus: scan failed');
     for (const rule of rules) {
+      let whitelist: MapHandle | undefined;
+      const list = rule.opts.whitelist;
+      if (list !== undefined) {
+        const description = `antivirus ${rule.name} whitelist`;
+        try {
+          whitelist = await ctx.maps.add(typeof list === 'string' ? { url: list, kind: 'set', description } : { url: 'static', data: list, kind: 'set', description });
+        } catch (e) {
+          // Scanning without the operator's exceptions would report what they asked not to see.
+          ctx.log.error('antivirus: cannot load the whitelist; rule skipped', { rule: rule.name, error: (e as Error).message });
+          continue;
+        }
+      }
       for (const sym of ruleSymbols(rule)) {
         if (Object.hasOwn(ANTIVIRUS_SYMBOLS, sym)) continue;
         const fail = sym === rule.symbolFail;
         ctx.declareSymbol(sym, { score: fail ? 0 : VIRUS_SCORE, group: 'antivirus', description: fail ? `${rule.name} could not scan the message` : `${rule.name} found a virus` });
-      }
-      const list = rule.opts.whitelist;
-      let whitelist: MapHandle | undefined;
-      if (list !== undefined) {
-        whitelist = await ctx.maps.add(typeof list === 'string'
-          ? { url: list, kind: 'set', description: `antivirus ${rule.name} whitelist` }
-          : { url: 'static', data: list, kind: 'set', description: `antivirus ${rule.name} whitelist` });
       }
       ctx.symbol({
         // The detection symbol is the callback, as Rspamd registers it; two rules sharing one get their own.
