@@ -1,10 +1,7 @@
 // The `fuzzy_check` configuration: module options and one entry per rule, with
 // Rspamd's defaults. Lives below modules/ because the controller's /fuzzyadd reads the same rules.
 import { z } from 'zod';
-
-const ServerList = z.union([z.string(), z.array(z.string())]).transform((v) =>
-  (Array.isArray(v) ? v : v.split(/[,;\s]+/)).map((s) => s.trim().replace(/^(round-robin|master-slave|random):/, '')).filter(Boolean),
-);
+import { ServerList } from '../../core/value-schemas.js';
 
 const FlagMapping = z.strictObject({
   /** List number on the storage. */
