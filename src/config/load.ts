@@ -10,7 +10,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { EngineConfig } from '../engine/contract.js';
 import { resolveLogFormat, type LogFormat, type LogLevel } from '../observability/log.js';
 import { loadDictionary, type ZstdDictionary } from './dictionaries.js';
-import { ExpressionError, parseExpression } from '../engine/composite-expr.js';
+import { ExpressionError, parseExpression } from '../rule-libs/expression/composite-expr.js';
 import { ConfigError, describeValue, type ConfigIssue } from './errors.js';
 import { toConfigIssues } from './issues.js';
 import { isPlainMap, layer, type LayeredDoc, type PlainMap } from './merge.js';

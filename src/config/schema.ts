@@ -14,6 +14,7 @@ import { ProxyWorkerSchema } from '../proxy/config-schema.js';
 import { LOOPBACK_NETWORKS, parseNetwork } from '../http/peer-networks.js';
 import { DEFAULT_LEGACY_COMPAT, LEGACY_COMPAT_MODES } from '../protocol/legacy-command.js';
 import { checkSelector } from '../selectors/index.js';
+import { milterAddress } from '../engine/task-milter.js';
 
 /** Caps what a config can ask for; each protects the machine from a typo like `count: 2000`. */
 export const MAX_WORKER_COUNT = 256; // more processes than this only thrash a host
@@ -171,6 +172,20 @@ const Composite = z.strictObject({
 
 const StringList = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 
+/** A milter address: `a@b` or `<a@b>` (`''`/`<>`, the null sender, only for change_from). */
+const MilterAddress = z.string().refine((v) => milterAddress(v) !== undefined, 'an address a milter can send (no spaces, NUL, CR, LF or inner brackets)');
+const MilterRcpt = MilterAddress.refine((v) => milterAddress(v) !== '<>', 'a recipient address (not the null sender)');
+
+/** Envelope instructions of a settings rule (the reply's `milter` keys; docs/settings.md). */
+const ApplyMilter = z.strictObject({
+  change_from: MilterAddress.optional(),
+  add_rcpt: z.union([MilterRcpt, z.array(MilterRcpt)]).optional(),
+  del_rcpt: z.union([MilterRcpt, z.array(MilterRcpt)]).optional(),
+  reject: z.enum(['quarantine', 'discard', 'reject']).optional(),
+  spam_header: z.union([z.string().regex(/^[^\0\r\n]*$/, 'one line'), z.record(z.string().regex(/^[!-9;-~]+$/, 'a header name'), z.string().regex(/^[^\0\r\n]*$/, 'one line'))]).optional(),
+  no_action: z.boolean().optional(),
+});
+
 /** The apply object's keys; values are checked by the engine. */
 const Apply = z.strictObject({
   actions: z.record(z.string(), z.number().nullable()).optional(),
@@ -187,6 +202,7 @@ const Apply = z.strictObject({
   messages: z.record(z.string(), z.string()).optional(),
   add_headers: z.record(z.string(), z.unknown()).optional(),
   remove_headers: z.record(z.string(), z.unknown()).optional(),
+  milter: ApplyMilter.optional(),
   variables: z.record(z.string(), z.string()).optional(),
   plugins: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
 });

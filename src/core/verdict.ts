@@ -12,6 +12,11 @@ export interface PreResult {
   score?: number;
   /** Only raise the action floor, do not stop processing. */
   least?: boolean;
+  /**
+   * Decide the action (unlike `least`) but let the remaining symbols run (Rspamd's `process_all`
+   * flag): the reply then lists every symbol, the action is still this one.
+   */
+  processAll?: boolean;
   /** Precedence among pre-results: low 0, normal 1 (default), high 2, critical 3 (GTUBE). */
   priority?: number;
 }

@@ -3,6 +3,7 @@
 
 import type { ActionName, PreResult } from '../plugin-api/index.js';
 import { dataRecord } from '../core/records.js';
+import { normaliseActionName } from '../core/action-names.js';
 import type { ActionConfig } from './contract.js';
 
 /** Rspamd's stock thresholds, used for actions the config does not mention. */
@@ -28,17 +29,7 @@ export interface ActionEntry {
   milter?: string;
 }
 
-const ALIASES: Readonly<Record<string, string>> = {
-  add_header: 'add header',
-  rewrite_subject: 'rewrite subject',
-  soft_reject: 'soft reject',
-  no_action: 'no action',
-  accept: 'no action',
-};
-
-export function normaliseActionName(name: string): string {
-  return ALIASES[name] ?? name;
-}
+export { normaliseActionName };
 
 function makeEntry(name: string, threshold: number, milter?: string): ActionEntry {
   const e: ActionEntry = {

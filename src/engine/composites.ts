@@ -3,8 +3,8 @@
 // symbols), then the removal policies hide symbols or drop their weight.
 
 import type { CompositeDef } from '../plugin-api/index.js';
-import { collectAtoms, ExpressionError, parseExpression } from './composite-expr.js';
-import type { AtomNode, ExprNode } from './composite-expr.js';
+import { collectAtoms, ExpressionError, parseExpression } from '../rule-libs/expression/composite-expr.js';
+import type { AtomNode, ExprNode } from '../rule-libs/expression/composite-expr.js';
 import { EngineError } from './errors.js';
 import type { Registry } from './registry.js';
 import { EPSILON } from './scoring.js';

@@ -9,6 +9,7 @@ export type EngineErrorCode =
   | 'ENGINE_BAD_STAGE'
   | 'ENGINE_DEPENDENCY_CYCLE'
   | 'ENGINE_BAD_COMPOSITE'
+  | 'ENGINE_BAD_EXPRESSION'
   | 'ENGINE_BAD_ENDPOINT';
 
 export class EngineError extends Error {

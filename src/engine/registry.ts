@@ -16,6 +16,7 @@ import type {
   ModuleMaps,
   Stage,
   SymbolDef,
+  SymbolExpression,
   SymbolFlag,
   SymbolRegistration,
   SymbolTableEntry,
@@ -26,6 +27,7 @@ import { scanStores } from '../storage/types.js';
 import type { EngineConfig, GroupConfig } from './contract.js';
 import { EngineError } from './errors.js';
 import { needsAsyncScope } from './net-scope.js';
+import { compileSymbolExpression } from './symbol-expression.js';
 import type { Stores } from '../storage/types.js';
 
 /** Group name of symbols that declare none (Rspamd's pseudo group). */
@@ -216,6 +218,10 @@ export class Registry {
           open(`learner ${String(l?.name)}`);
           if (typeof l?.name !== 'string' || typeof l.learn !== 'function') throw new EngineError('ENGINE_BAD_ENDPOINT', `module ${mod.name}: a learner needs a name and a learn function`);
           myLearners.push(l);
+        },
+        expression(text: string): SymbolExpression {
+          open(`expression ${String(text)}`);
+          return compileSymbolExpression(String(text), (group) => registry.groups.get(group)?.symbols);
         },
         selector(text, opts) {
           const maps = opts?.maps;

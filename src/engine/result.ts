@@ -40,7 +40,7 @@ export function buildResult(task: ScanTask): ScanResult {
     res.messageId = message.messageId ?? 'undef';
     addUrls(res, message);
   }
-  if (task.milter) res.milter = task.milter;
+  if (task.milterReply) res.milter = task.milterReply;
   if (task.dkimSignatures) res.dkimSignatures = task.dkimSignatures;
   if (task.rewritten) {
     res.rewritten = task.rewritten;

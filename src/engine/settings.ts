@@ -9,6 +9,7 @@ import type { SettingsRule } from './contract.js';
 import type { Registry } from './registry.js';
 import { compileConditionalRules, LOW_SETTINGS_PRIORITY, matchRule } from './settings-match.js';
 import { messageTask, type SelectorTask } from '../selectors/index.js';
+import { settingsMilterPatch } from './task-milter.js';
 
 export interface InsertedSymbol {
   name: string;
@@ -32,6 +33,8 @@ export interface CompiledSettings {
   messages?: Record<string, string>;
   addHeaders?: MilterReply['add_headers'];
   removeHeaders?: MilterReply['remove_headers'];
+  /** Envelope instructions of the apply's `milter` object (a mailsift extension), checked. */
+  milter?: MilterReply;
   flags: string[];
   symbols: InsertedSymbol[];
   plugins?: Record<string, Record<string, unknown>>;
@@ -54,6 +57,7 @@ const APPLY_KEYS = new Set([
   'messages',
   'add_headers',
   'remove_headers',
+  'milter',
   'variables',
   'plugins',
   'default',
@@ -110,6 +114,11 @@ export function compileSettings(registry: Registry, rawApply: Record<string, unk
   }
   if (isObject(apply.add_headers)) out.addHeaders = apply.add_headers as MilterReply['add_headers'];
   if (isObject(apply.remove_headers)) out.removeHeaders = apply.remove_headers as MilterReply['remove_headers'];
+  if (isObject(apply.milter)) {
+    // Values a milter cannot send are left out here, once; a request's Settings header is hostile.
+    const { patch } = settingsMilterPatch(apply.milter);
+    if (Object.keys(patch).length > 0) out.milter = patch;
+  }
   out.flags = stringList(apply.flags);
   out.symbols = insertedSymbols(apply.symbols);
   if (isObject(apply.plugins)) {

@@ -32,6 +32,7 @@ import { ownValue, setOwn } from '../core/records.js';
 import { createTaskNet } from '../net/index.js';
 import type { DnsBudget, TaskDns, TaskHttp, TaskNet, TaskRedis, TaskTcp, TaskUdp } from '../net/index.js';
 import { TaskNetScope } from './net-scope.js';
+import { TaskMilterInstructions } from './task-milter.js';
 import type { ItemInfo } from './registry.js';
 
 type AddHeaderValue = string | MilterHeaderEntry;
@@ -68,7 +69,11 @@ export class ScanTask implements Task {
   passthrough = false;
   timedOut = false;
   finished = false;
-  milter: MilterReply | undefined;
+  /** The reply's `milter` object, built by setMilter (and Task.milter, settings). */
+  milterReply: MilterReply | undefined;
+  /** Set by a rule (setSubject): wins over the settings' and the configured template. */
+  subjectTemplate: string | undefined;
+  #milterApi: TaskMilterInstructions | undefined;
   /** Keyed by category, which Settings may name: written with setOwn (records.ts). */
   messages: Record<string, string> = {};
   rewritten: Buffer | undefined;
@@ -153,6 +158,11 @@ export class ScanTask implements Task {
       if (settings.removeHeaders) patch.remove_headers = settings.removeHeaders;
       this.setMilter(patch);
     }
+    if (settings.milter) this.setMilter(settings.milter);
+  }
+
+  get milter(): TaskMilterInstructions {
+    return (this.#milterApi ??= new TaskMilterInstructions(this));
   }
 
   get message(): Message {
@@ -370,7 +380,11 @@ export class ScanTask implements Task {
     let at = this.preResults.length;
     while (at > 0 && (this.preResults[at - 1]!.priority ?? DEFAULT_PRE_RESULT_PRIORITY) < prio) at--;
     this.preResults.splice(at, 0, entry);
-    if (!entry.least) this.passthrough = true;
+    if (!entry.least && !entry.processAll) this.passthrough = true;
+  }
+
+  setSubject(template: string): void {
+    if (typeof template === 'string') this.subjectTemplate = template;
   }
 
   addMilterHeader(name: string, value: string, order?: number): void {
@@ -382,7 +396,7 @@ export class ScanTask implements Task {
   }
 
   setMilter(patch: MilterReply): void {
-    const m = (this.milter ??= {});
+    const m = (this.milterReply ??= {});
     for (const [key, val] of Object.entries(patch) as Array<[keyof MilterReply, unknown]>) {
       if (val === undefined) continue;
       if (key === 'add_headers') {
@@ -398,6 +412,15 @@ export class ScanTask implements Task {
         const removals = { ...(m.remove_headers ?? {}) };
         for (const [name, order] of Object.entries(val as NonNullable<MilterReply['remove_headers']>)) setOwn(removals, name, order);
         m.remove_headers = removals;
+      } else if (key === 'add_rcpt' || key === 'del_rcpt') {
+        // Recipients from several rules (and settings) all apply: appended, each address once.
+        const list = [...(m[key] ?? [])];
+        for (const r of Array.isArray(val) ? val : [val]) if (typeof r === 'string' && !list.includes(r)) list.push(r);
+        m[key] = list;
+      } else if (key === 'spam_header' && typeof val === 'object' && val !== null && typeof m.spam_header === 'object') {
+        const merged = { ...m.spam_header };
+        for (const [name, v] of Object.entries(val as Record<string, string>)) setOwn(merged, name, v);
+        m.spam_header = merged;
       } else {
         (m as Record<string, unknown>)[key] = val;
       }
@@ -442,7 +465,7 @@ export class ScanTask implements Task {
   }
 
   rewrittenSubject(score: number): string {
-    const template = this.settings.subject ?? (this.core.subjectTemplate || DEFAULT_SUBJECT_TEMPLATE);
+    const template = this.subjectTemplate ?? this.settings.subject ?? (this.core.subjectTemplate || DEFAULT_SUBJECT_TEMPLATE);
     // Raw input has no Subject header; Rspamd does not read the `Subject` request header either.
     const subject = this.meta.raw || this.empty ? '' : this.message.subject ?? '';
     return renderSubject(template, subject, score);

@@ -28,6 +28,7 @@ import { contentHeuristicsModule } from './content-heuristics/index.js';
 import { maillistModule } from './maillist/index.js';
 import { neuralModule } from './neural/index.js';
 import { antivirusModule } from './antivirus/index.js';
+import { forceActionsModule } from './force-actions/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
@@ -36,6 +37,7 @@ export { phishingModule, hfilterModule, htmlChecksModule, urlChecksModule };
 export { headerRegexpsModule, compositesModule, maillistModule };
 export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule, neuralModule };
 export { antivirusModule };
+export { forceActionsModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -67,4 +69,5 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   repliesModule,
   neuralModule,
   antivirusModule,
+  forceActionsModule,
 ];

@@ -17,6 +17,7 @@ export type { Logger } from '../core/logger.js';
 export type { PreResult, Verdict } from '../core/verdict.js';
 export { DEADLINE_PASSED, withDeadline } from '../core/deadline.js';
 export { dataRecord, ownValue, setOwn } from '../core/records.js';
+export { normaliseActionName } from '../core/action-names.js';
 export * from './endpoints.js';
 export type * from '../message/types.js';
 export type * from '../net/types.js';
@@ -109,11 +110,32 @@ export interface Task {
   hasSymbol(name: string): boolean;
   getSymbol(name: string): SymbolResult | undefined;
   setFlag(flag: string): void;
+  /**
+   * Force the action (Rspamd's task:set_pre_result), from any stage. A non-`least` pre-result
+   * decides the action whatever the score and skips the symbols that have not run yet (but
+   * `ignore_passthrough` ones), unless it has `processAll`; a `least` one only raises the floor
+   * (the score may still choose a stronger action). Among several, the highest `priority` wins,
+   * then the first set. An action disabled for the task by settings is refused (logged). See
+   * docs/plugins.md, "Forcing an action".
+   */
   setPreResult(pre: PreResult): void;
+  /**
+   * The rewrite-subject template for this task (Rspamd's task:set_metric_subject): `%s` the
+   * original subject, `%d` the score. Replaces the settings' and the configured template; used
+   * when the action is `rewrite subject`.
+   */
+  setSubject(template: string): void;
   /** Merge into the milter reply. */
   addMilterHeader(name: string, value: string, order?: number): void;
   removeMilterHeader(name: string, order?: number): void;
+  /**
+   * Merge a raw patch into the reply's `milter` object (Rspamd's task:set_milter_reply):
+   * `add_headers` entries accumulate, `add_rcpt`/`del_rcpt` append, `spam_header` objects merge,
+   * other keys are replaced. Prefer the typed `task.milter` for envelope instructions.
+   */
   setMilter(patch: MilterReply): void;
+  /** Envelope and delivery instructions for a milter (the reply's `milter` object), typed. */
+  readonly milter: TaskMilter;
   addMessage(category: string, text: string): void;
   /** Replace the message (headers + body); marks the task `message_rewrite`. */
   rewriteMessage(message: Buffer): void;
@@ -137,6 +159,58 @@ export interface Task {
   readonly tcp: TaskTcp;
   readonly udp: TaskUdp;
   readonly redis: TaskRedis;
+}
+
+/**
+ * The `milter` instructions of the reply, which the milter proxy (src/proxy/milter) carries out
+ * towards the MTA and other Rspamd milter clients read too. Addresses are bare (`a@b`) or
+ * bracketed (`<a@b>`); they are sent bracketed. A value that cannot be sent in a milter frame
+ * (a NUL, CR or LF, or brackets inside) is refused with a log line. See docs/plugins.md.
+ */
+export interface TaskMilter {
+  /** New envelope sender (SMFIR_CHGFROM); `''` or `<>` is the null sender. The last call wins. */
+  changeFrom(address: string): void;
+  /** Add an envelope recipient (SMFIR_ADDRCPT). */
+  addRcpt(address: string): void;
+  /** Remove an envelope recipient (SMFIR_DELRCPT), as the client gave it in RCPT TO. */
+  delRcpt(address: string): void;
+  /**
+   * How a `reject` verdict is carried out (`reject` key): `quarantine` (SMFIR_QUARANTINE, the
+   * MTA holds the message), `discard` (SMFIR_DISCARD, accepted and dropped) or `reject` (the
+   * default SMTP 554). It changes nothing when the verdict is not `reject`.
+   */
+  rejectAs(how: 'quarantine' | 'discard' | 'reject'): void;
+  /**
+   * Quarantine this message: `rejectAs('quarantine')` plus a `reject` pre-result from `module`
+   * (its `message`, when given, is the quarantine reason the proxy sends). `priority` as in
+   * setPreResult.
+   */
+  quarantine(opts: { module: string; reason?: string; priority?: number }): void;
+  /** Accept and silently drop this message: `rejectAs('discard')` plus a `reject` pre-result. */
+  discard(opts: { module: string; reason?: string; priority?: number }): void;
+  /**
+   * For an `add header` verdict: the value of the proxy's spam header (a string), or several
+   * headers to set instead (`{ name: value }`, merged across calls).
+   */
+  spamHeader(value: string | Readonly<Record<string, string>>): void;
+  /** Carry out no action: the MTA accepts the message with `X-Rspamd-Action: <action>` added. */
+  noAction(): void;
+}
+
+/**
+ * A symbol expression compiled once by ctx.expression: the composite language (`& | !`, `not`,
+ * comparisons and arithmetic, `g:`/`g+:`/`g-:` group atoms, `SYM[opt]` option filters).
+ */
+export interface SymbolExpression {
+  readonly text: string;
+  /** Distinct atoms: symbol names, group atoms as `g:name` (for dependencies). */
+  readonly atoms: readonly string[];
+  /**
+   * The value over the task's results so far, as Rspamd's expressions give it: a present atom is
+   * |score| (at least 0.001), an absent one 0; `&`/`|` fold to 1/0 after their first operand;
+   * `!` and comparisons give 1/0. Composites are symbols once the composites pass inserted them.
+   */
+  evaluate(task: Task): number;
 }
 
 /** What a module's setup() gets: its config, and the ways to register what it provides. */
@@ -185,6 +259,11 @@ export interface ModuleContext<C> {
    * `maps` names the maps `filter_map`, `except_map` and `apply_map` may use.
    */
   selector(text: string, opts?: { maps?: Readonly<Record<string, MapHandle>> }): CompiledSelector;
+  /**
+   * Compiles a symbol expression once, in setup; evaluate it in callbacks. A bad expression
+   * throws a coded error (`ENGINE_BAD_EXPRESSION`) naming it, which fails the module's setup.
+   */
+  expression(text: string): SymbolExpression;
 }
 
 /** One symbol as the sealed registry knows it (ModuleContext.symbolTable). */

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defineModule } from '../../src/plugin-api/index.js';
 import type { CompositeDef } from '../../src/plugin-api/index.js';
-import { parseExpression } from '../../src/engine/composite-expr.js';
+import { parseExpression } from '../../src/rule-libs/expression/composite-expr.js';
 import { engineWith, fixtureMessage, fixtureRules, fixtureGroups, meta, symbolNames, sym } from './helpers.js';
 
 const SPAM = fixtureMessage('spam_message.eml'); // MISSING_MID, MISSING_TO, FROM_HAS_DN, DATE_IN_PAST, OLD_X_MAILER, MIME_GOOD

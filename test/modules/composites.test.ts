@@ -9,7 +9,7 @@ import type { Engine } from '../../src/engine/index.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { createNetServices } from '../../src/net/index.js';
 import type { NetServices } from '../../src/net/index.js';
-import { parseExpression } from '../../src/engine/composite-expr.js';
+import { parseExpression } from '../../src/rule-libs/expression/composite-expr.js';
 import { DEFAULT_COMPOSITES } from '../../src/modules/composites/defaults.js';
 import { engineConfig, meta, names, recordedCase, symbol } from './helpers.js';
 

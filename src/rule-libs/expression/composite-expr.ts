@@ -1,7 +1,9 @@
 // Parser for the composite expression language: `& | !` (and the word
 // forms), parentheses, comparisons and arithmetic over atom values, numbers, and atoms with
 // the `~ - ^` modifiers, group atoms (`g:`, `g+:`, `g-:`) and option filters `SYM[opt, /re/]`.
-// Parsed once at engine start; evaluation lives in composites.ts.
+// Parsed once at engine start. Pure, so it sits below the plugin API: the engine evaluates
+// composites with it (engine/composites.ts) and modules' expressions (engine/symbol-expression.ts,
+// ctx.expression), and module config schemas check their expressions with it at load.
 
 export interface AtomNode {
   k: 'atom';
