@@ -88,7 +88,8 @@ export const DEFAULT_COMPOSITES: Record<string, Def> = {
   IP_SCORE_FREEMAIL: { expression: 'FREEMAIL_FROM & SENDER_REP_SPAM', description: 'Negate IP_SCORE when message comes from FreeMail', score: 0.0, policy: 'remove_weight' },
   BROKEN_HEADERS_MAILLIST: { expression: 'BROKEN_HEADERS & -MAILLIST', description: 'Negate BROKEN_HEADERS when message comes via some mailing list', score: 0.0, policy: 'remove_weight' },
   LEAKED_PASSWORD_SCAM: {
-    expression: 'BITCOIN_ADDR & (LEAKED_PASSWORD_SCAM_RE | R_MIXED_CHARSET | R_EMPTY_IMAGE)',
+    // Rspamd reads BITCOIN_ADDR alone; the same demands now name Ethereum wallets too.
+    expression: '(BITCOIN_ADDR | ETHEREUM_ADDR) & (LEAKED_PASSWORD_SCAM_RE | R_MIXED_CHARSET | R_EMPTY_IMAGE)',
     description: 'Contains BTC wallet address and scam patterns',
     score: 7.0,
     policy: 'leave',
