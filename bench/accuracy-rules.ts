@@ -4,6 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { LoadedConfig } from '../src/config/load.js';
 import { createEngine } from '../src/engine/index.js';
+import { createMapRegistry } from '../src/maps/index.js';
 import { builtinModules } from '../src/modules/index.js';
 import { emptyMeta, type ScanMeta } from '../src/plugin-api/index.js';
 import { parseMessage } from '../src/message/parse-message.js';
@@ -72,7 +73,8 @@ export async function runRulesOnly(cfg: LoadedConfig, corpus: CorpusMessage[], a
   try {
     const modules = builtinModules.filter((m) => !LEARNING_MODULES.has(m.name));
     const net = createNetServices({ dns: { ...cfg.engine.dns, servers: [dns.address], retransmits: 0 } });
-    const engine = await createEngine(cfg.engine, modules, { stores: downStores(), log: quiet, net });
+    const maps = createMapRegistry({ baseDir: cfg.dir, log: quiet }); // shipped map paths are relative to the config dir
+    const engine = await createEngine(cfg.engine, modules, { stores: downStores(), log: quiet, net, maps });
     const scored: RulesScored[] = [];
     for (const msg of corpus) {
       const r = await engine.scan(msg.bytes, opts.recordedEnvelope ? recordedEnvelope(msg.bytes) : emptyMeta());

@@ -12,6 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { loadConfig } from '../src/config/load.js';
+import { createMapRegistry } from '../src/maps/index.js';
 import { createEngine } from '../src/engine/index.js';
 import { builtinModules } from '../src/modules/index.js';
 import { bayesModule } from '../src/modules/bayes/index.js';
@@ -119,7 +120,8 @@ async function main(): Promise<void> {
       }
     }
     learnMs += performance.now() - t0;
-    const engine = await createEngine({ ...cfg.engine, modules: { ...cfg.engine.modules, bayes: rawBayes } }, modules, { stores: bayesOnlyStores(store), log: quiet, net });
+    const maps = createMapRegistry({ baseDir: cfg.dir, log: quiet }); // shipped map paths are relative to the config dir
+    const engine = await createEngine({ ...cfg.engine, modules: { ...cfg.engine.modules, bayes: rawBayes } }, modules, { stores: bayesOnlyStores(store), log: quiet, net, maps });
     for (let i = 0; i < corpus.length; i++) {
       if (fold[i] !== k) continue;
       const r = await engine.scan(corpus[i]!.bytes, emptyMeta());

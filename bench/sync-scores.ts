@@ -10,13 +10,15 @@ import { isMap, parseDocument, YAMLMap } from 'yaml';
 import { loadConfig } from '../src/config/load.js';
 import { createEngine } from '../src/engine/index.js';
 import { builtinModules } from '../src/modules/index.js';
+import { createMapRegistry } from '../src/maps/index.js';
 import type { SymbolListing } from '../src/engine/index.js';
 
 /** Every symbol the built-in modules and the shipped config define, as the engine lists them. */
 export async function builtinSymbols(confDir: string): Promise<SymbolListing[]> {
   const cfg = await loadConfig(confDir);
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-  const engine = await createEngine(cfg.engine, builtinModules, { log: quiet });
+  // Map paths of the shipped rules are relative to the configuration directory, as in a server.
+  const engine = await createEngine(cfg.engine, builtinModules, { log: quiet, maps: createMapRegistry({ baseDir: cfg.dir, log: quiet }) });
   return engine.symbols();
 }
 

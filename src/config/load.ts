@@ -1,5 +1,6 @@
 // Loads a configuration directory: mailsift.yaml and groups.yaml, each with its local.d
-// (merged) and override.d (replacing) layers, plus per-module files in local.d/override.d.
+// (merged) and override.d (replacing) layers, plus per-module files: modules.d (shipped), then
+// local.d (merged over it) and override.d (replacing both).
 // Every problem in every file is collected, whatever else is wrong (a YAML error in one file or
 // an invalid mailsift.yaml does not stop the other files being checked); any problem means no
 // LoadedConfig at all, so the service never starts half-configured.
@@ -199,16 +200,20 @@ interface ModuleConfigs extends ModuleFiles {
   issues: ConfigIssue[];
 }
 
+/** Shipped module options (Rspamd's conf/modules.d): the layer local.d merges over and override.d replaces. */
+export const MODULES_DIR = 'modules.d';
+
 async function readModuleConfigs(dir: string): Promise<ModuleConfigs> {
-  const names = new Set([...(await yamlNames(join(dir, 'local.d'))), ...(await yamlNames(join(dir, 'override.d')))]);
+  const shipped = new Set(await yamlNames(join(dir, MODULES_DIR)));
+  const names = new Set([...shipped, ...(await yamlNames(join(dir, 'local.d'))), ...(await yamlNames(join(dir, 'override.d')))]);
   const out: ModuleConfigs = { values: {}, docs: {}, disabled: [], files: [], issues: [] };
   for (const file of [...names].sort()) {
     if (CONF_FILES.has(file)) continue;
     const name = file.slice(0, -YAML_EXT.length);
-    const [local, override] = await Promise.all(
-      ['local.d', 'override.d'].map((sub) => readYamlSource(join(dir, sub, file), displayPath(join(dir, sub, file)))),
+    const [base, local, override] = await Promise.all(
+      [MODULES_DIR, 'local.d', 'override.d'].map((sub) => readYamlSource(join(dir, sub, file), displayPath(join(dir, sub, file)))),
     );
-    const doc = layer(undefined, local, override, displayPath(join(dir, 'local.d', file)));
+    const doc = layer(shipped.has(file) ? base : undefined, local, override, displayPath(join(dir, 'local.d', file)));
     out.files.push(...doc.files);
     out.issues.push(...doc.issues);
     const { enabled, ...rest } = doc.value as PlainMap & { enabled?: unknown };

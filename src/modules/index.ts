@@ -29,6 +29,7 @@ import { maillistModule } from './maillist/index.js';
 import { neuralModule } from './neural/index.js';
 import { antivirusModule } from './antivirus/index.js';
 import { forceActionsModule } from './force-actions/index.js';
+import { bitcoinModule } from './bitcoin/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
@@ -38,6 +39,7 @@ export { headerRegexpsModule, compositesModule, maillistModule };
 export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule, neuralModule };
 export { antivirusModule };
 export { forceActionsModule };
+export { bitcoinModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -62,6 +64,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   htmlChecksModule,
   urlChecksModule,
   contentHeuristicsModule,
+  bitcoinModule,
   maillistModule,
   multimapModule,
   ratelimitModule,

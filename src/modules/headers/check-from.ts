@@ -105,6 +105,17 @@ export function checkReplyTo(task: Task): void {
   if (from.name && rt.name && eqCaseless(from.name, rt.name)) task.insert('REPLYTO_DN_EQ_FROM_DN');
 }
 
+/**
+ * From and Reply-To both at free-mail services, but at different ones (Rspamd rules/misc.lua):
+ * a sender whose answers are collected somewhere else than where the mail claims to come from.
+ * Compares the first option of FREEMAIL_FROM and FREEMAIL_REPLYTO (the matched domains).
+ */
+export function checkFreemailReplyToNeqFrom(task: Task): void {
+  const from = task.getSymbol('FREEMAIL_FROM')?.options?.[0];
+  const rt = task.getSymbol('FREEMAIL_REPLYTO')?.options?.[0];
+  if (from !== undefined && rt !== undefined && from !== rt) task.insert('FREEMAIL_REPLYTO_NEQ_FROM_DOM');
+}
+
 export function checkSpamFlag(task: Task): void {
   const h = task.message.headers;
   for (const name of ['x-spam-flag', 'x-spam', 'x-spam-status']) {

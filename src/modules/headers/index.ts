@@ -8,6 +8,7 @@ import {
   checkMissingFrom,
   checkMultipleFrom,
   checkNoSpaceInFrom,
+  checkFreemailReplyToNeqFrom,
   checkReplyTo,
   checkSpamFlag,
 } from './check-from.js';
@@ -117,6 +118,15 @@ export const headersModule = defineModule<HeadersConfig>({
       deps: [{ name: 'CHECK_FROM', weak: true }],
       inserts: [...prefixed('REPLYTO_'), 'HAS_REPLYTO'],
       check: checkReplyTo,
+    });
+    // Reads the options (the matched domains) of the shipped multimap rules; weak: with multimap
+    // off or those rules removed it simply never fires.
+    ctx.symbol({
+      name: 'FREEMAIL_REPLYTO_NEQ_FROM_DOM',
+      stage: 'filters',
+      deps: [{ name: 'FREEMAIL_REPLYTO', weak: true }, { name: 'FREEMAIL_FROM', weak: true }],
+      inserts: ['FREEMAIL_REPLYTO_NEQ_FROM_DOM'],
+      check: checkFreemailReplyToNeqFrom,
     });
   },
 });

@@ -30,6 +30,7 @@ export const HEADERS_SYMBOLS: Record<string, SymbolDef> = {
   REPLYTO_ADDR_EQ_FROM: h(0.0, 'Reply-To header is identical to SMTP From'),
   REPLYTO_DOM_EQ_FROM_DOM: h(0.0, 'Reply-To domain matches the From domain'),
   REPLYTO_DOM_NEQ_FROM_DOM: h(0.0, 'Reply-To domain does not match the From domain'),
+  FREEMAIL_REPLYTO_NEQ_FROM_DOM: h(3.0, 'Freemail From and Reply-To, but to different Freemail services'),
   REPLYTO_DN_EQ_FROM_DN: h(0.0, 'Reply-To display name matches From'),
   REPLYTO_EMAIL_HAS_TITLE: h(2.0, 'Reply-To header has title'),
   REPLYTO_EQ_TO_ADDR: h(5.0, 'Reply-To is the same as the To address'),
