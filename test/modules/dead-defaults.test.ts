@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createEngine } from '../../src/engine/index.js';
 import type { EngineCore } from '../../src/engine/core.js';
 import type { Registry } from '../../src/engine/registry.js';
-import { collectAtoms, parseExpression } from '../../src/engine/composite-expr.js';
+import { collectAtoms, parseExpression } from '../../src/rule-libs/expression/composite-expr.js';
 import { createMapRegistry } from '../../src/maps/index.js';
 import { builtinModules } from '../../src/modules/index.js';
 import { openStores } from '../../src/storage/index.js';
