@@ -21,6 +21,7 @@ import { configIdOf, VERSION, type CoreContext } from './core-context.js';
 import { errorsRoutes } from './errors.js';
 import { graphRoutes } from './graph.js';
 import { healthRoutes, pingRoute } from './health.js';
+import { healthDetailsRoutes } from './health-details.js';
 import { historyRoutes } from './history.js';
 import { controllerError, isUncompressed } from './json.js';
 import { storeErrorOf } from './store-outage.js';
@@ -49,6 +50,7 @@ const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<
   historyRoutes,
   graphRoutes,
   healthRoutes,
+  healthDetailsRoutes,
   scanRoutes,
   whatifRoutes,
   // Last: a plugin endpoint on a path the controller serves itself is refused, not the controller's.
