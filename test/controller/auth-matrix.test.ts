@@ -86,6 +86,7 @@ function probes(engine: Engine): Record<string, Probe> {
     '/plugins/maps/query_specific': { query: 'maps=none&value=192.0.2.1', status: 404, reason: 'no such map: none' },
     '/plugins/maps/query_json': { method: 'POST', body: '{"values":["192.0.2.1"]}' },
     '/plugins/neural/learn': { method: 'POST', body: '{}', status: 404, reason: 'neural module is not configured' },
+    '/whatif': { method: 'POST', body: '{"actions":[15,null,6,5]}' },
   };
 }
 
