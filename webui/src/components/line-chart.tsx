@@ -13,6 +13,11 @@ const W = 800;
 const H = 240;
 const PAD = { l: 44, r: 8, t: 8, b: 24 };
 
+/** Points with a value whose neighbours have none. */
+function isolated(pts: GraphPoint[]): GraphPoint[] {
+  return pts.filter((p, i) => p.y !== null && (pts[i - 1]?.y ?? null) === null && (pts[i + 1]?.y ?? null) === null);
+}
+
 export function LineChart({ series, title }: { series: Series[]; title: string }) {
   const xs = series.flatMap((s) => s.points.map((p) => p.x));
   const ys = series.flatMap((s) => s.points.map((p) => p.y ?? 0));
@@ -53,6 +58,10 @@ export function LineChart({ series, title }: { series: Series[]; title: string }
         {series.map((s) => (
           <path key={s.label} d={path(s.points)} fill="none" stroke={`var(${s.cssVar})`} stroke-width="2" vector-effect="non-scaling-stroke" />
         ))}
+        {/* A point with no neighbour draws no line: mark it (a server up for a minute has one). */}
+        {series.flatMap((s) =>
+          isolated(s.points).map((p) => <circle key={`${s.label}-${p.x}`} cx={sx(p.x)} cy={sy(p.y ?? 0)} r="3" fill={`var(${s.cssVar})`} />),
+        )}
       </svg>
       <figcaption class="legend">
         {series.map((s) => (

@@ -91,6 +91,7 @@ export function StatusPage({ api, session }: PageProps) {
           <h2 id="workers-h">Workers</h2>
           {health.error && <Problem error={health.error} what="worker and store health" />}
           {health.data && (
+            <div class="scroll">
             <table data-testid="workers">
               <thead>
                 <tr>
@@ -115,6 +116,7 @@ export function StatusPage({ api, session }: PageProps) {
                 ))}
               </tbody>
             </table>
+            </div>
           )}
         </section>
         <section class="panel" aria-labelledby="stores-h">
