@@ -177,6 +177,92 @@ export interface WhatifAnswer {
   moves: Record<string, number>;
 }
 
+/** /counters: one row per symbol (weight and time are averages per hit). */
+export interface SymbolCounter {
+  symbol: string;
+  weight: number;
+  frequency: number;
+  hits: number;
+  time: number;
+}
+
+/** /maps: the file maps the controller can show (`map` is the id /getmap and /savemap take). */
+export interface MapInfo {
+  map: number;
+  description?: string;
+  uri: string;
+  editable: boolean;
+}
+
+/** /plugins/maps/query: each map that holds the value (and, with misses, each that does not). */
+export interface MapQueryAnswer {
+  success: boolean;
+  results: Array<{ map: string; alias: string; key: string; value?: string; hit: boolean }>;
+}
+
+/** Envelope of a scan, sent as /checkv2's request headers; empty fields are left out. */
+export interface ScanEnvelope {
+  ip?: string;
+  from?: string;
+  rcpt?: string;
+  helo?: string;
+  hostname?: string;
+  user?: string;
+}
+
+/** A message as the browser has it: pasted text or an uploaded file's bytes. */
+export type MessageBody = string | ArrayBuffer;
+
+/**
+ * How a learn or fuzzy request ended. `done` false is a refusal: Rspamd answers learn refusals
+ * with 204 or 208 and the reason in the status line (no body), others with an error status.
+ */
+export interface Outcome {
+  done: boolean;
+  status: number;
+  reason: string;
+  /** The digests /fuzzyadd and /fuzzydel sent. */
+  hashes?: string[];
+}
+
+export interface FuzzyStorage {
+  read_servers: string[];
+  write_servers: string[];
+  read_only: boolean;
+  encrypted: boolean;
+  /** Symbol → flag. */
+  flags: Record<string, number>;
+}
+
+export interface SelectorCheck {
+  success: boolean;
+  error?: string;
+}
+
+export interface SelectorData {
+  success: boolean;
+  data?: unknown;
+}
+
+export interface NeuralRuleStatus {
+  name: string;
+  symbol_spam: string;
+  symbol_ham: string;
+  loaded_version: number;
+  inputs?: number;
+  hidden?: number;
+  store_version: number;
+  vectors?: { spam: number; ham: number };
+  max_trains: number;
+  training: boolean;
+  error?: string;
+}
+
+export interface NeuralStatus {
+  enabled: boolean;
+  rules: NeuralRuleStatus[];
+}
+
 /** A refusal or failure of the controller, with its status and the server's own text. */
 export class ApiError extends Error {
   constructor(
@@ -210,6 +296,30 @@ export interface Api {
   /** `[reject, rewrite subject, add header, greylist]`, null switches one off. */
   saveActions(values: Array<number | null>): Promise<void>;
   saveSymbols(list: Array<{ name: string; value: number }>): Promise<void>;
+  counters(): Promise<SymbolCounter[]>;
+  maps(): Promise<MapInfo[]>;
+  getMap(id: number): Promise<string>;
+  saveMap(id: number, text: string): Promise<void>;
+  /** Looks `value` up in every map the modules declared. */
+  queryMaps(value: string): Promise<MapQueryAnswer>;
+  /** Scans a message (POST /checkexplain) and answers its history row, explanation included. */
+  scan(message: MessageBody, envelope?: ScanEnvelope): Promise<HistoryRow>;
+  learn(cls: 'spam' | 'ham', message: MessageBody): Promise<Outcome>;
+  fuzzy(op: 'add' | 'del', message: MessageBody, flag: number, weight?: number): Promise<Outcome>;
+  fuzzyStorages(): Promise<Record<string, FuzzyStorage>>;
+  checkSelector(selector: string): Promise<SelectorCheck>;
+  checkMessage(selector: string, message: MessageBody): Promise<SelectorData>;
+  neuralStatus(): Promise<NeuralStatus>;
+}
+
+interface CallInit {
+  method?: 'GET' | 'POST';
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Sent as it is (a message, a map's text). */
+  raw?: string | ArrayBuffer;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
 }
 
 async function errorText(r: Response): Promise<string> {
@@ -224,24 +334,54 @@ async function errorText(r: Response): Promise<string> {
 
 /** The client, sending `password()` (when set) with every request. */
 export function createApi(password: () => string | undefined): Api {
-  const call = async <T>(endpoint: string, init: { method?: 'GET' | 'POST'; body?: unknown; query?: Record<string, string> } = {}): Promise<T> => {
-    const headers: Record<string, string> = {};
+  /** The response, or ApiError when the controller cannot be reached. `raw` is sent as it is (a message). */
+  const send = async (endpoint: string, init: CallInit): Promise<Response> => {
+    const headers: Record<string, string> = { ...init.headers };
     const pw = password();
     if (pw !== undefined) headers.Password = pw;
-    let body: string | undefined;
+    let body: string | ArrayBuffer | undefined = init.raw;
     if (init.body !== undefined) {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(init.body);
     }
     const qs = init.query ? `?${new URLSearchParams(init.query).toString()}` : '';
-    let r: Response;
     try {
-      r = await fetch(`${endpoint}${qs}`, { method: init.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}), cache: 'no-store' });
+      return await fetch(`${endpoint}${qs}`, { method: init.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}), cache: 'no-store' });
     } catch (err) {
       throw new ApiError(0, `cannot reach the controller: ${String((err as Error).message ?? err)}`, endpoint);
     }
+  };
+  const call = async <T>(endpoint: string, init: CallInit = {}): Promise<T> => {
+    const r = await send(endpoint, init);
     if (!r.ok) throw new ApiError(r.status, await errorText(r), endpoint);
     return (await r.json()) as T;
+  };
+  const text = async (endpoint: string, init: CallInit = {}): Promise<string> => {
+    const r = await send(endpoint, init);
+    if (!r.ok) throw new ApiError(r.status, await errorText(r), endpoint);
+    return r.text();
+  };
+  /** Learn and fuzzy requests: a refusal is an answer to show, not a failure (404 only when the endpoint is missing). */
+  const outcome = async (endpoint: string, init: CallInit): Promise<Outcome> => {
+    const r = await send(endpoint, { ...init, method: 'POST' });
+    if (r.status === 200) {
+      const body = (await r.json().catch(() => ({}))) as { hashes?: string[] };
+      return { done: true, status: 200, reason: 'OK', ...(body.hashes ? { hashes: body.hashes } : {}) };
+    }
+    const reason = r.status === 204 || r.status === 208 ? r.statusText || `HTTP ${r.status}` : await errorText(r);
+    // A plain 404 "Not found" is the controller's missing route; an endpoint's own 404 carries its reason.
+    if (r.status === 404 && reason === 'Not found') throw new ApiError(404, reason, endpoint);
+    if (r.status === 401 || r.status === 403) throw new ApiError(r.status, reason, endpoint);
+    return { done: false, status: r.status, reason };
+  };
+  const envelopeHeaders = (e: ScanEnvelope = {}): Record<string, string> => {
+    const h: Record<string, string> = {};
+    const names: Record<keyof ScanEnvelope, string> = { ip: 'IP', from: 'From', rcpt: 'Rcpt', helo: 'Helo', hostname: 'Hostname', user: 'User' };
+    for (const [k, name] of Object.entries(names) as Array<[keyof ScanEnvelope, string]>) {
+      const v = e[k]?.trim();
+      if (v) h[name] = v;
+    }
+    return h;
   };
   const post = <T>(endpoint: string, body: unknown) => call<T>(endpoint, { method: 'POST', body });
   return {
@@ -257,5 +397,17 @@ export function createApi(password: () => string | undefined): Api {
     whatif: (p) => post<WhatifAnswer>('whatif', p),
     saveActions: async (values) => void (await post<unknown>('saveactions', values)),
     saveSymbols: async (list) => void (await post<unknown>('savesymbols', list)),
+    counters: () => call<SymbolCounter[]>('counters'),
+    maps: () => call<MapInfo[]>('maps'),
+    getMap: (id) => text('getmap', { headers: { Map: String(id) } }),
+    saveMap: async (id, body) => void (await call<unknown>('savemap', { method: 'POST', raw: body, headers: { Map: String(id) } })),
+    queryMaps: (value) => call<MapQueryAnswer>('plugins/maps/query', { query: { value, report_misses: '1' } }),
+    scan: (message, envelope) => call<HistoryRow>('checkexplain', { method: 'POST', raw: message, headers: envelopeHeaders(envelope) }),
+    learn: (cls, message) => outcome(cls === 'spam' ? 'learnspam' : 'learnham', { raw: message }),
+    fuzzy: (op, message, flag, weight) => outcome(op === 'add' ? 'fuzzyadd' : 'fuzzydel', { raw: message, headers: { Flag: String(flag), ...(weight !== undefined ? { Weight: String(weight) } : {}) } }),
+    fuzzyStorages: async () => (await call<{ storages: Record<string, FuzzyStorage> }>('plugins/fuzzy/storages')).storages,
+    checkSelector: (selector) => call<SelectorCheck>('plugins/selectors/check_selector', { query: { selector } }),
+    checkMessage: (selector, message) => call<SelectorData>('plugins/selectors/check_message', { method: 'POST', raw: message, query: { selector } }),
+    neuralStatus: () => call<NeuralStatus>('plugins/neural/status'),
   };
 }

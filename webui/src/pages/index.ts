@@ -6,7 +6,11 @@
 import type { ComponentType } from 'preact';
 import type { PageProps } from '../session';
 import { HistoryPage } from './history';
+import { MapsPage } from './maps';
+import { ScanPage } from './scan';
+import { SelectorsPage } from './selectors';
 import { StatusPage } from './status';
+import { SymbolsPage } from './symbols';
 import { WhatifPage } from './whatif';
 
 export interface PageDef {
@@ -25,10 +29,10 @@ export const PAGES: readonly PageDef[] = [
   { id: 'status', title: 'Status', component: StatusPage },
   { id: 'history', title: 'History', component: HistoryPage },
   { id: 'whatif', title: 'What-if', component: WhatifPage },
-  { id: 'symbols', title: 'Symbols', planned: 'A searchable table of symbols and actions with groups, descriptions, weights, hit counts and average time (/symbols, /counters, /actions), editable with the what-if preview.' },
-  { id: 'maps', title: 'Maps', planned: 'List, view and edit maps (/maps, /getmap, /savemap) and test a value against all maps (/plugins/maps/query).' },
-  { id: 'scan', title: 'Scan & learn', planned: 'Paste or upload messages, see the verdict explained, learn spam or ham, add to or remove from fuzzy storage.' },
-  { id: 'selectors', title: 'Selectors', planned: 'Test a selector on a pasted message; neural model status.' },
+  { id: 'symbols', title: 'Symbols', component: SymbolsPage },
+  { id: 'maps', title: 'Maps', component: MapsPage },
+  { id: 'scan', title: 'Scan & learn', component: ScanPage },
+  { id: 'selectors', title: 'Selectors', component: SelectorsPage },
 ];
 
 export const DEFAULT_PAGE = 'status';
