@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,8 +33,15 @@ const ENVELOPES: Array<Record<string, string>> = [
   { IP: '192.0.2.1', From: 'a@spammer.example', Rcpt: 'four@example.net' },
   { IP: '10.1.2.3', From: 'a@weighted.example', Rcpt: 'five@example.net' },
 ];
-const BUILT_PAGES = ['status', 'history', 'whatif'];
-const PLANNED_PAGES = ['symbols', 'maps', 'scan', 'selectors'];
+const BUILT_PAGES = ['status', 'history', 'whatif', 'symbols', 'maps', 'scan', 'selectors'];
+const PLANNED_PAGES: string[] = [];
+/** A multimap rule on a map the Maps page edits; the Scan page then shows its symbol. */
+const UI_MAP_FILES = {
+  'local.d/multimap.yaml': 'rules:\n  UI_BLOCKED_SENDER: { type: from, map: maps/ui_blocked.map, score: 7, description: Sender blocked from the web UI }\n',
+  'maps/ui_blocked.map': '# senders blocked from the web UI\nnobody.invalid\n',
+  // The maps controller plugin as mailsift ships it (/plugins/maps/query).
+  'controller/maps.mjs': readFileSync(join(process.cwd(), 'conf/controller/maps.mjs'), 'utf8'),
+};
 const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } } as const;
 
 let uiDir: string;
@@ -85,6 +92,10 @@ async function visit(p: Page, id: string): Promise<void> {
   if (id === 'status') await p.getByTestId('counters').waitFor();
   if (id === 'history') await p.getByTestId('history-table').locator('tbody tr').first().waitFor();
   if (id === 'whatif') await p.locator('input[name="threshold-greylist"]').waitFor();
+  if (id === 'symbols') await p.getByTestId('symbols-table').locator('tbody tr').first().waitFor();
+  if (id === 'maps') await p.getByTestId('maps-table').locator('tbody tr').first().waitFor();
+  if (id === 'scan') await p.getByTestId('scan-message').waitFor();
+  if (id === 'selectors') await p.getByTestId('neural-status').locator('p, table').first().waitFor();
 }
 
 describe("mailsift's web UI", { skip }, () => {
@@ -95,7 +106,7 @@ describe("mailsift's web UI", { skip }, () => {
     const vite = join(process.cwd(), 'node_modules/vite/bin/vite.js');
     const built = spawnSync(process.execPath, [vite, 'build', '--config', 'webui/vite.config.mjs', '--outDir', uiDir, '--emptyOutDir'], { encoding: 'utf8' });
     assert.equal(built.status, 0, built.stderr);
-    rig = await startRig({ controllerYaml: [`static_dir: ${uiDir}`] });
+    rig = await startRig({ controllerYaml: [`static_dir: ${uiDir}`], files: UI_MAP_FILES });
     trusted = await startRig({ noPasswords: true, controllerYaml: [`static_dir: ${uiDir}`, 'secure_ip: ["127.0.0.1"]'] });
     const scan = async (m: string, h: Record<string, string>) => assert.equal((await rawRequest(rig.controllerPort, 'POST', '/checkv2', { Password: READ_PASS, ...h }, m)).status, 200);
     await scan(GTUBE, { IP: '198.51.100.1', From: 'spammer@spammer.example' });
@@ -233,6 +244,164 @@ describe("mailsift's web UI", { skip }, () => {
     await w.context.close();
   });
 
+  it('read password: the symbols, maps, scan and selectors pages show no edit controls', async () => {
+    const w = await open({ allow: ['/auth 401'] });
+    await login(w.page, base(), READ_PASS);
+    await visit(w.page, 'symbols');
+    assert.equal(await w.page.locator('input.weight').count(), 0, 'no weight inputs');
+    assert.equal(await w.page.getByTestId('symbols-save').count(), 0);
+    assert.match(await w.page.getByTestId('action-thresholds').innerText(), /reject 15\.00/);
+    await visit(w.page, 'maps');
+    await w.page.getByTestId('maps-table').getByRole('button', { name: /ui_blocked\.map/ }).click();
+    assert.match(await w.page.getByTestId('map-text').inputValue(), /nobody\.invalid/);
+    assert.equal(await w.page.getByTestId('map-text').getAttribute('readonly'), '');
+    assert.equal(await w.page.getByTestId('map-save').count(), 0);
+    // A read-only session may still scan (the scan endpoints are at the normal level), not learn.
+    await visit(w.page, 'scan');
+    assert.equal(await w.page.getByTestId('learn-spam').count(), 0);
+    assert.equal(await w.page.getByTestId('fuzzy-add').count(), 0);
+    await visit(w.page, 'selectors');
+    await w.page.getByTestId('selector-readonly').waitFor();
+    assert.equal(await w.page.getByTestId('selector-input').count(), 0);
+    assert.match(await w.page.getByTestId('neural-status').innerText(), /neural module is off/);
+    assert.deepEqual(w.problems, []);
+    await w.context.close();
+  });
+
+  it('symbols: searched, a weight edited and previewed (the count is the server\'s), saved, and a refusal shown inline', async () => {
+    const w = await open({ allow: ['/auth 401', '/saveactions 400'] });
+    await login(w.page, base(), ENABLE_PASS);
+    await visit(w.page, 'symbols');
+    const table = w.page.getByTestId('symbols-table');
+    await w.page.getByLabel('Search').fill('local_');
+    assert.deepEqual(await table.locator('tbody th code').allInnerTexts(), ['LOCAL_FROM_LISTED', 'LOCAL_IP_LISTED']);
+    const row = table.locator('tbody tr', { has: w.page.locator('code', { hasText: 'LOCAL_FROM_LISTED' }) });
+    assert.match(await row.innerText(), /local\s+Sender domain in the local map/);
+    // Hit counts come from /counters: LOCAL_FROM_LISTED fired on two of the stored scans.
+    const counters = JSON.parse((await rawRequest(rig.controllerPort, 'GET', '/counters', { Password: READ_PASS })).body.toString()) as Array<{ symbol: string; hits: number }>;
+    const hits = counters.find((c) => c.symbol === 'LOCAL_FROM_LISTED')!.hits;
+    assert.ok(hits >= 2);
+    assert.equal(await row.locator('td.num').nth(1).innerText(), String(hits));
+    await w.page.getByLabel('Weight of LOCAL_FROM_LISTED').fill('0.5');
+    await w.page.getByTestId('symbols-preview').click();
+    const shown = Number(await w.page.getByTestId('whatif-changed').innerText());
+    const actions = JSON.parse((await rawRequest(rig.controllerPort, 'GET', '/actions', { Password: READ_PASS })).body.toString()) as Array<{ action: string; value: number | null }>;
+    const at = (a: string) => actions.find((x) => x.action === a)?.value ?? null;
+    const server = await rawRequest(rig.controllerPort, 'POST', '/whatif', { Password: READ_PASS }, JSON.stringify({ actions: [at('reject'), at('rewrite subject'), at('add header'), at('greylist')], symbols: [{ name: 'LOCAL_FROM_LISTED', value: 0.5 }] }));
+    const expected = (JSON.parse(server.body.toString()) as { changed: number }).changed;
+    assert.ok(expected >= 1, 'lowering the weight moves at least the 9-point scan');
+    assert.equal(shown, expected);
+    await w.page.getByTestId('symbols-save').click();
+    await w.page.getByText('Saved.').waitFor();
+    const groups = JSON.parse((await rawRequest(rig.controllerPort, 'GET', '/symbols', { Password: READ_PASS })).body.toString()) as Array<{ rules: Array<{ symbol: string; weight: number }> }>;
+    assert.equal(groups.flatMap((g) => g.rules).find((r) => r.symbol === 'LOCAL_FROM_LISTED')?.weight, 0.5);
+    // greylist above add header: the server's reason, next to the buttons.
+    await w.page.locator('input[name="sym-threshold-greylist"]').fill('7');
+    await w.page.getByTestId('symbols-save').click();
+    assert.match(await w.page.getByTestId('symbols-error').innerText(), /greylist \(7\) is above add header \(6\)/);
+    // Put the weight back for the tests after this one.
+    assert.equal((await rawRequest(rig.controllerPort, 'POST', '/savesymbols', { Password: ENABLE_PASS }, JSON.stringify([{ name: 'LOCAL_FROM_LISTED', value: 3.5 }]))).status, 200);
+    await w.page.screenshot({ path: join(SHOTS, 'symbols-edit-desktop-light.png'), fullPage: true });
+    assert.deepEqual(w.problems, []);
+    await w.context.close();
+  });
+
+  it('maps: a map edited in the page is used by the next scan; an empty map is refused inline; a value is looked up in every map', async () => {
+    const w = await open({ allow: ['/auth 401', '/savemap 400'] });
+    await login(w.page, base(), ENABLE_PASS);
+    // Before the edit the rule does not fire.
+    const before = JSON.parse((await rawRequest(rig.controllerPort, 'POST', '/checkexplain', { Password: READ_PASS, From: 'x@blocked-ui.example' }, msg(99))).body.toString()) as { symbols: Record<string, unknown> };
+    assert.equal(before.symbols.UI_BLOCKED_SENDER, undefined);
+    await visit(w.page, 'maps');
+    await w.page.getByTestId('maps-table').getByRole('button', { name: /ui_blocked\.map/ }).click();
+    const text = w.page.getByTestId('map-text');
+    await text.fill('');
+    await w.page.getByTestId('map-save').click();
+    assert.match(await w.page.getByTestId('map-error').innerText(), /Empty body is not permitted \(HTTP 400\)/);
+    await text.fill('# senders blocked from the web UI\nnobody.invalid\nblocked-ui.example\n');
+    await w.page.getByTestId('map-save').click();
+    await w.page.getByText('Saved.').waitFor();
+    // The lookup tool finds the new entry, in that map only.
+    await w.page.getByTestId('map-query-value').fill('blocked-ui.example');
+    await w.page.getByRole('button', { name: 'Look up' }).click();
+    const found = await w.page.getByTestId('map-query-result').innerText();
+    assert.match(found, /ui_blocked\.map\s+blocked-ui\.example/);
+    await w.page.screenshot({ path: join(SHOTS, 'maps-edit-desktop-light.png'), fullPage: true });
+    // The next scan, from the Scan page, shows the rule's symbol in its explanation.
+    await visit(w.page, 'scan');
+    await w.page.getByTestId('scan-message').fill(msg(100).replace('someone@example.org', 'someone@blocked-ui.example'));
+    await w.page.getByText('Envelope (optional').click();
+    await w.page.getByLabel('Envelope sender').fill('someone@blocked-ui.example');
+    await w.page.getByTestId('scan-submit').click();
+    const symbols = await w.page.getByTestId('verdict-symbols').innerText();
+    assert.match(symbols, /UI_BLOCKED_SENDER\s+\+7\.00\s+7\.00\s+multimap\s+Sender blocked from the web UI\s+blocked-ui\.example/);
+    assert.deepEqual(w.problems, []);
+    await w.context.close();
+  });
+
+  it('scan: a pasted GTUBE message is scanned and explained; learning it is refused with the reason; several files scan with progress', async () => {
+    const w = await open({ allow: ['/auth 401', '/fuzzyadd 500'] });
+    await login(w.page, base(), ENABLE_PASS);
+    await visit(w.page, 'scan');
+    await w.page.getByTestId('scan-message').fill(GTUBE.replace('gtube-ui@', 'gtube-pasted@').replace(/\r\n/g, '\n'));
+    await w.page.getByTestId('scan-submit').click();
+    const verdict = w.page.getByTestId('verdict');
+    await verdict.waitFor();
+    assert.match(await verdict.locator('h2').innerText(), /Why reject at/);
+    assert.match(await verdict.innerText(), /forced by GTUBE/);
+    assert.match(await verdict.getByTestId('verdict-symbols').innerText(), /GTUBE/);
+    // The scan is in the history, as /checkv2's would be.
+    const rows = (JSON.parse((await rawRequest(rig.controllerPort, 'GET', '/history', { Password: READ_PASS })).body.toString()) as { rows: Array<{ 'message-id'?: string; action: string }> }).rows;
+    assert.equal(rows.find((r) => r['message-id'] === 'gtube-pasted@spammer.example')?.action, 'reject');
+    // Learn: the first time it is learned; the second time Bayes refuses, and says why in a 208's status line.
+    await w.page.getByTestId('learn-spam').click();
+    assert.equal(await w.page.getByTestId('learn-log').innerText(), 'Learn spam · pasted message: done');
+    await w.page.getByTestId('learn-spam').click();
+    await w.page.getByText(/refused:/).waitFor();
+    const refusal = await w.page.getByTestId('learn-log').innerText();
+    const direct = await rawRequest(rig.controllerPort, 'POST', '/learnspam', { Password: ENABLE_PASS }, GTUBE.replace('gtube-ui@', 'gtube-pasted@'));
+    assert.equal(direct.status, 208);
+    assert.match(direct.reason, /has been already learned as spam/);
+    assert.equal(refusal, `Learn spam · pasted message: refused: ${direct.reason} (HTTP 208)`);
+    // Fuzzy: no fuzzy rule is configured, and the refusal says so.
+    await w.page.getByLabel('Fuzzy flag').fill('1');
+    await w.page.getByTestId('fuzzy-add').click();
+    assert.match(await w.page.getByTestId('learn-log').innerText(), /Fuzzy add · pasted message: refused: .+ \(HTTP 500\)/);
+    await w.page.screenshot({ path: join(SHOTS, 'scan-learn-desktop-light.png'), fullPage: true });
+    // Three files, one request each, with a progress bar; each result opens its explanation.
+    await w.page.getByTestId('scan-files').setInputFiles([0, 1, 2].map((i) => ({ name: `m${i}.eml`, mimeType: 'message/rfc822', buffer: Buffer.from(msg(200 + i)) })));
+    await w.page.getByRole('button', { name: 'Scan 3 messages' }).click();
+    const results = w.page.getByTestId('scan-results');
+    await results.locator('tbody tr').nth(2).waitFor();
+    assert.deepEqual(await results.locator('tbody button').allInnerTexts(), ['message 200', 'message 201', 'message 202']);
+    await results.getByRole('button', { name: 'message 201' }).click();
+    assert.match(await verdict.innerText(), /message 201/);
+    assert.deepEqual(w.problems, []);
+    await w.context.close();
+  });
+
+  it('selectors: checked as typed, run on a pasted message; neural status shown', async () => {
+    const w = await open({ allow: ['/auth 401', '/check_message 500'] });
+    await login(w.page, base(), ENABLE_PASS);
+    await visit(w.page, 'selectors');
+    const state = w.page.getByTestId('selector-state');
+    await w.page.getByText('The selector is valid.').waitFor();
+    await w.page.getByTestId('selector-run').click();
+    assert.deepEqual(JSON.parse(await w.page.getByTestId('selector-result').innerText()), ['selector test']);
+    await w.page.getByTestId('selector-input').fill('no_such_extractor');
+    await w.page.getByText(/^Invalid:/).waitFor();
+    assert.match(await state.innerText(), /no_such_extractor/);
+    await w.page.getByTestId('selector-run').click();
+    assert.match(await w.page.getByTestId('selector-error').innerText(), /\(HTTP 500\)/);
+    await w.page.getByTestId('selector-input').fill('from:domain');
+    await w.page.getByText('The selector is valid.').waitFor();
+    await w.page.getByTestId('selector-run').click();
+    assert.deepEqual(JSON.parse(await w.page.getByTestId('selector-result').innerText()), ['example.org']);
+    assert.match(await w.page.getByTestId('neural-status').innerText(), /neural module is off/);
+    assert.deepEqual(w.problems, []);
+    await w.context.close();
+  });
+
   it('screenshots of every page, light and dark, desktop and phone', async () => {
     for (const theme of ['light', 'dark'] as const) {
       for (const viewport of ['desktop', 'phone'] as const) {
@@ -241,9 +410,20 @@ describe("mailsift's web UI", { skip }, () => {
         await w.page.getByLabel('Password').waitFor();
         await w.page.screenshot({ path: join(SHOTS, `login-${viewport}-${theme}.png`) });
         await login(w.page, base(), ENABLE_PASS);
-        for (const id of [...BUILT_PAGES, 'maps']) {
+        for (const id of BUILT_PAGES) {
           await visit(w.page, id);
           if (id === 'history') await w.page.getByTestId('history-table').getByRole('button', { name: 'message 3' }).click();
+          if (id === 'maps') await w.page.getByTestId('maps-table').getByRole('button', { name: /ui_blocked\.map/ }).click();
+          if (id === 'scan') {
+            await w.page.getByTestId('scan-message').fill(GTUBE);
+            await w.page.getByTestId('scan-submit').click();
+            await w.page.getByTestId('verdict').waitFor();
+          }
+          if (id === 'selectors') {
+            await w.page.getByText('The selector is valid.').waitFor();
+            await w.page.getByTestId('selector-run').click();
+            await w.page.getByTestId('selector-result').waitFor();
+          }
           if (id === 'whatif') {
             await w.page.getByRole('button', { name: 'Preview' }).click();
             await w.page.getByTestId('whatif-changed').waitFor();
