@@ -172,8 +172,8 @@ export function MapsPage({ api, session }: PageProps) {
               {(maps.data ?? []).map((m) => (
                 <tr key={m.map} class={open?.map === m.map ? 'selected' : ''}>
                   <td class="wrap">
-                    <button type="button" class="link" aria-expanded={open?.map === m.map} onClick={() => setOpen(open?.map === m.map ? undefined : m)}>
-                      {m.uri}
+                    <button type="button" class="link" title={m.uri} aria-expanded={open?.map === m.map} onClick={() => setOpen(open?.map === m.map ? undefined : m)}>
+                      {m.uri.split('/').pop() || m.uri}
                     </button>
                   </td>
                   <td class="wrap">{m.description}</td>

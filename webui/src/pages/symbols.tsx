@@ -11,8 +11,8 @@ import { WhatifResult } from '../components/whatif-result';
 import { actionClass, fmtInt, fmtScore } from '../format';
 import type { PageProps } from '../session';
 
-/** Rows drawn at once; a search narrows the rest (a full install has over a thousand symbols). */
-const SHOWN = 300;
+/** Rows drawn until "Show all" is pressed (a full install has over a thousand symbols). */
+const SHOWN = 100;
 
 interface Row {
   symbol: string;
@@ -33,6 +33,7 @@ export function SymbolsPage({ api, session }: PageProps) {
   const [search, setSearch] = useState('');
   const [group, setGroup] = useState('');
   const [hitOnly, setHitOnly] = useState(false);
+  const [all, setAll] = useState(false);
   /** Symbol → weight as typed, for the edited ones. */
   const [weights, setWeights] = useState<Record<string, string>>({});
   const [thresholds, setThresholds] = useState<Record<string, string>>({});
@@ -148,7 +149,15 @@ export function SymbolsPage({ api, session }: PageProps) {
       </form>
       {counters.error && <Problem error={counters.error} what="the hit counts" />}
       <p class="muted" aria-live="polite" data-testid="symbols-count">
-        {symbols.loading && !symbols.data ? 'Loading…' : `${matching.length} of ${rows.length} symbols${matching.length > SHOWN ? `; the first ${SHOWN} are shown, search to narrow` : ''}`}
+        {symbols.loading && !symbols.data ? 'Loading…' : `${matching.length} of ${rows.length} symbols${matching.length > SHOWN && !all ? `; the first ${SHOWN} are shown` : ''}`}
+        {matching.length > SHOWN && !all && (
+          <>
+            {' '}
+            <button type="button" class="link" onClick={() => setAll(true)}>
+              Show all
+            </button>
+          </>
+        )}
       </p>
       <div class="scroll">
         <table data-testid="symbols-table">
@@ -163,7 +172,7 @@ export function SymbolsPage({ api, session }: PageProps) {
             </tr>
           </thead>
           <tbody>
-            {matching.slice(0, SHOWN).map((r) => {
+            {(all ? matching : matching.slice(0, SHOWN)).map((r) => {
               const typed = weights[r.symbol];
               const edited = typed !== undefined && typed !== '' && !sameNumber(typed, r.weight);
               return (
