@@ -165,10 +165,10 @@ export function SymbolsPage({ api, session }: PageProps) {
             <tr>
               <th scope="col">Symbol</th>
               <th scope="col">Group</th>
-              <th scope="col">Description</th>
+              <th scope="col" class="hide-phone">Description</th>
               <th scope="col" class="num">Weight</th>
               <th scope="col" class="num">Hits</th>
-              <th scope="col" class="num">Avg time</th>
+              <th scope="col" class="num nowrap">Avg time</th>
             </tr>
           </thead>
           <tbody>
@@ -179,9 +179,10 @@ export function SymbolsPage({ api, session }: PageProps) {
                 <tr key={r.symbol} class={edited ? 'selected' : ''}>
                   <th scope="row">
                     <code>{r.symbol}</code>
+                    {r.description && <div class="options show-phone">{r.description}</div>}
                   </th>
                   <td>{r.group}</td>
-                  <td class="wrap">{r.description}</td>
+                  <td class="wrap hide-phone">{r.description}</td>
                   <td class="num">
                     {session.readOnly ? (
                       fmtScore(r.weight)
@@ -207,9 +208,9 @@ export function SymbolsPage({ api, session }: PageProps) {
       </div>
 
       {!session.readOnly && (
-        <div class="panel sticky-actions">
+        <div class={`panel ${edits > 0 ? 'sticky-actions' : ''}`}>
           <p class="muted">
-            {edits === 0 ? 'No change yet: edit a weight or a threshold.' : `${changedSymbols.length} weight${changedSymbols.length === 1 ? '' : 's'}${actionsChanged ? ' and the thresholds' : ''} changed.`}
+            {edits === 0 ? 'No change yet: edit a weight or a threshold.' : `Changed: ${[changedSymbols.length ? `${changedSymbols.length} weight${changedSymbols.length === 1 ? '' : 's'}` : '', actionsChanged ? 'the thresholds' : ''].filter(Boolean).join(' and ')}.`}
           </p>
           <div class="actions-row">
             <button type="button" class="primary" disabled={busy || edits === 0} onClick={() => void preview()} data-testid="symbols-preview">
