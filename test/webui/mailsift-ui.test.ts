@@ -413,7 +413,10 @@ describe("mailsift's web UI", { skip }, () => {
         for (const id of BUILT_PAGES) {
           await visit(w.page, id);
           if (id === 'history') await w.page.getByTestId('history-table').getByRole('button', { name: 'message 3' }).click();
-          if (id === 'maps') await w.page.getByTestId('maps-table').getByRole('button', { name: /ui_blocked\.map/ }).click();
+          if (id === 'maps') {
+            await w.page.getByTestId('maps-table').getByRole('button', { name: /ui_blocked\.map/ }).click();
+            await w.page.getByTestId('map-text').waitFor();
+          }
           if (id === 'scan') {
             await w.page.getByTestId('scan-message').fill(GTUBE);
             await w.page.getByTestId('scan-submit').click();

@@ -165,7 +165,7 @@ export function MapsPage({ api, session }: PageProps) {
               <tr>
                 <th scope="col">Map</th>
                 <th scope="col">Description</th>
-                <th scope="col">Editable</th>
+                <th scope="col" class="hide-phone">Editable</th>
               </tr>
             </thead>
             <tbody>
@@ -177,7 +177,7 @@ export function MapsPage({ api, session }: PageProps) {
                     </button>
                   </td>
                   <td class="wrap">{m.description}</td>
-                  <td>{m.editable ? 'yes' : 'no'}</td>
+                  <td class="hide-phone">{m.editable ? 'yes' : 'no'}</td>
                 </tr>
               ))}
             </tbody>
