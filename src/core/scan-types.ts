@@ -122,6 +122,27 @@ export interface GroupResult {
   description?: string;
 }
 
+/** Facts of a verdict the symbol list does not show: what limited, consumed or replaced scores. */
+export interface VerdictExplanation {
+  /** Groups whose score limit cut a contribution. */
+  cappedGroups?: string[];
+  /** Composite → the symbols whose score or presence it removed. */
+  composites?: Record<string, string[]>;
+  /** Settings that applied to the scan (a configured rule's id, or what a request's Settings changed). */
+  settings?: AppliedSettings;
+}
+
+export interface AppliedSettings {
+  id?: string;
+  /** Action thresholds the settings replaced (null: the action was switched off). */
+  actions?: Record<string, number | null>;
+  /** Symbols whose score the settings replaced. */
+  scores?: string[];
+  whitelist?: boolean;
+  /** The settings limited which symbols could run. */
+  symbolsLimited?: boolean;
+}
+
 export interface UrlInfo {
   /** Normalised, percent-encoded URL. */
   url: string;
@@ -172,6 +193,8 @@ export interface ScanResult {
   dnsRequests?: number;
   /** Lookups that failed (time-outs, SERVFAIL, the per-task cap), summarised for the scan log line. */
   dnsFailures?: { count: number; names: string[]; capReached: boolean };
+  /** Why the verdict came out as it did, beyond the symbols (history rows keep it; replies never render it). */
+  explain?: VerdictExplanation;
   /** The task is not to be logged or kept in the history: `no_log` set by Settings or a rule (the request's `Log: no` is in ScanMeta). */
   noLog?: boolean;
 }

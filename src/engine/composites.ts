@@ -113,6 +113,8 @@ export function evaluateComposites(all: readonly CompiledComposite[], late: bool
     const matched = Math.abs(v) > ZERO_SCORE_COMPOSITE;
     if (matched) {
       host.insertComposite(c.name);
+      const consumed = pending.filter(([, req]) => req.removeSymbol || req.removeWeight || req.force).map(([sym]) => sym);
+      if (consumed.length > 0) scoring.compositeConsumed.set(c.name, [...new Set(consumed)]);
       for (const [sym, req] of pending) {
         let list = removals.get(sym);
         if (!list) removals.set(sym, (list = []));

@@ -3,6 +3,7 @@
 // Rendering to JSON/msgpack/v1 text is the protocol layer's job.
 
 import type { FoundUrl, GroupResult, Message, ScanResult, UrlInfo } from '../plugin-api/index.js';
+import type { AppliedSettings, VerdictExplanation } from '../core/scan-types.js';
 import { thresholds } from './actions.js';
 import type { ScanTask } from './task.js';
 
@@ -33,6 +34,8 @@ export function buildResult(task: ScanTask): ScanResult {
   const dns = task.dnsStats;
   if (dns.used > 0) res.dnsRequests = dns.used;
   if (dns.failures) res.dnsFailures = { ...dns.failures, names: [...dns.failures.names] };
+  const explain = explanationOf(task);
+  if (explain) res.explain = explain;
   if (task.flags.has('no_log')) res.noLog = true;
   if (task.requestSkip) return res;
   if (!task.empty) {
@@ -47,6 +50,23 @@ export function buildResult(task: ScanTask): ScanResult {
     res.rewrittenBodyOffset = bodyOffset(task.rewritten);
   }
   return res;
+}
+
+/** Composites, group limits and settings that shaped the score; undefined when none did. */
+function explanationOf(task: ScanTask): VerdictExplanation | undefined {
+  const out: VerdictExplanation = {};
+  const sc = task.scoring;
+  if (sc.cappedGroups.size > 0) out.cappedGroups = [...sc.cappedGroups];
+  if (sc.compositeConsumed.size > 0) out.composites = Object.fromEntries(sc.compositeConsumed);
+  const st = task.settings;
+  const applied: AppliedSettings = {};
+  if (st.id !== undefined) applied.id = st.id;
+  if (st.actions.length > 0) applied.actions = Object.fromEntries(st.actions);
+  if (st.scores && st.scores.size > 0) applied.scores = [...st.scores.keys()];
+  if (st.whitelist) applied.whitelist = true;
+  if (st.allowed !== null || st.denied !== null) applied.symbolsLimited = true;
+  if (Object.keys(applied).length > 0) out.settings = applied;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function groupResults(task: ScanTask): GroupResult[] {

@@ -39,6 +39,10 @@ export class Scoring {
   score = 0;
   readonly symbols = new Map<string, SymbolState>();
   readonly groupTotals = new Map<string, number>();
+  /** Groups whose max/min limit cut a contribution in this task (the verdict explanation shows them). */
+  readonly cappedGroups = new Set<string>();
+  /** Composite → the symbols whose score or presence it removed (the verdict explanation shows them). */
+  readonly compositeConsumed = new Map<string, string[]>();
 
   constructor(private readonly limits: ReadonlyMap<string, GroupLimit>) {}
 
@@ -94,9 +98,13 @@ export class Scoring {
       if (!Number.isNaN(limit)) {
         if (Math.abs(cur) >= limit && Math.sign(cur) === Math.sign(w)) {
           // The group is already at its cap: the symbol is still recorded, with score 0.
+          this.cappedGroups.add(g);
           return 0;
         }
-        if (Math.abs(cur + w) > limit) w = w < 0 ? -limit - cur : limit - cur;
+        if (Math.abs(cur + w) > limit) {
+          w = w < 0 ? -limit - cur : limit - cur;
+          this.cappedGroups.add(g);
+        }
       }
       this.groupTotals.set(g, cur + w);
     }

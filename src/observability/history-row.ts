@@ -12,6 +12,11 @@ const HEADER_SCAN_BYTES = 64 * 1024;
 const MAX_SUBJECT = 512;
 /** MIME recipients kept per row. */
 const MAX_MIME_RCPT = 50;
+/** Composites listed in a row's explanation, and symbols listed per composite: rows stay small. */
+const MAX_EXPLAIN_COMPOSITES = 64;
+const MAX_EXPLAIN_CONSUMED = 32;
+/** Capped groups and settings-replaced scores listed in a row's explanation. */
+const MAX_EXPLAIN_NAMES = 64;
 
 function headerBlock(msg: Buffer): string {
   const slice = msg.subarray(0, Math.min(msg.length, HEADER_SCAN_BYTES));
@@ -140,6 +145,7 @@ export function buildHistoryRow(result: ScanResult, meta: ScanMeta, message: Buf
     entry.score = s.score;
     entry.metric_score = s.metricScore;
     if (s.description) entry.description = s.description;
+    if (s.groups[0] !== undefined) entry.group = s.groups[0];
     if (s.options?.length) entry.options = s.options;
     symbols[s.name] = entry;
   }
@@ -161,6 +167,35 @@ export function buildHistoryRow(result: ScanResult, meta: ScanMeta, message: Buf
     subject: rawSubject === undefined ? 'unknown' : decodeWords(rawSubject).slice(0, MAX_SUBJECT),
     size: message.length,
     ip: meta.ip ?? 'unknown',
+    explain: explainOf(result),
   };
   return row;
+}
+
+/**
+ * mailsift's addition to the row (Rspamd's web UI ignores it): what the verdict explanation of
+ * the web UI needs beyond the symbols, and what the controller's /whatif recomputes verdicts
+ * from. Bounded whatever the scan produced.
+ */
+function explainOf(result: ScanResult): Record<string, unknown> {
+  const out: Record<string, unknown> = { thresholds: Object.fromEntries(result.thresholds) };
+  if (result.passthroughModule !== undefined) out.forced = result.passthroughModule;
+  const e = result.explain;
+  if (e?.cappedGroups) out.capped_groups = e.cappedGroups.slice(0, MAX_EXPLAIN_NAMES);
+  if (e?.composites) {
+    const composites = dataRecord<string[]>();
+    for (const [name, consumed] of Object.entries(e.composites).slice(0, MAX_EXPLAIN_COMPOSITES)) composites[name] = consumed.slice(0, MAX_EXPLAIN_CONSUMED);
+    out.composites = composites;
+  }
+  if (e?.settings) {
+    const st = e.settings;
+    out.settings = {
+      ...(st.id !== undefined ? { id: st.id } : {}),
+      ...(st.actions ? { actions: st.actions } : {}),
+      ...(st.scores ? { scores: st.scores.slice(0, MAX_EXPLAIN_NAMES) } : {}),
+      ...(st.whitelist ? { whitelist: true } : {}),
+      ...(st.symbolsLimited ? { symbols_limited: true } : {}),
+    };
+  }
+  return out;
 }

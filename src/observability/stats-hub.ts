@@ -26,6 +26,20 @@ export interface HealthInfo {
   alive: number;
   /** Every worker (of any role) that is not responding, described for /healthy (`normal worker 1234: no heartbeat for 5 s`). */
   down?: string[];
+  /** Every worker process the supervisor runs (absent with --single: one process, no supervisor). */
+  workers?: WorkerHealth[];
+}
+
+/** One worker slot as the supervisor sees it (the web UI's status page lists them). */
+export interface WorkerHealth {
+  role: string;
+  pid?: number;
+  /** `up`, or why not: `starting`, `restarting`, `silent` (no recent heartbeat). */
+  state: 'up' | 'starting' | 'restarting' | 'silent';
+  /** Times this slot's worker was started again after it ended unexpectedly. */
+  restarts: number;
+  /** Epoch ms the current worker started. */
+  startedAt?: number;
 }
 
 export interface StatsSnapshot {

@@ -28,7 +28,7 @@ import type { StatsHub } from '../observability/stats-hub.js';
 import { startFuzzyWorker } from '../fuzzy-storage/worker.js';
 import { tuneV8ForScanning } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
-import type { HealthInfo } from '../observability/stats-hub.js';
+import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
 import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.js';
 import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS, mib, monotonicMs, reportId, startHeartbeat, WATCHDOG_TICK_MS } from './watchdog.js';
 import { startWatchdogThread } from './watchdog-thread.js';
@@ -420,6 +420,8 @@ interface Slot {
   startedAt: number;
   ready: boolean;
   crashes: number;
+  /** Restarts after unexpected ends, over the supervisor's life (the status page shows them). */
+  restarts: number;
   restartTimer?: NodeJS.Timeout;
   /** The current worker's heartbeats. */
   liveness?: Liveness;
@@ -445,6 +447,12 @@ function freePort(host: string): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+function workerHealth(s: Slot, down: string | undefined): WorkerHealth {
+  const pid = s.worker?.process.pid;
+  const state: WorkerHealth['state'] = down === undefined ? 'up' : !s.worker ? 'restarting' : !s.ready ? 'starting' : 'silent';
+  return { role: s.role, ...(pid !== undefined ? { pid } : {}), state, restarts: s.restarts, ...(s.worker ? { startedAt: s.startedAt } : {}) };
 }
 
 /** What a worker's silence looks like in /healthy; undefined while it answers. */
@@ -494,6 +502,7 @@ function slotsFor(cfg: LoadedConfig, count: number, ports: PortPlan): Slot[] {
     startedAt: 0,
     ready: false,
     crashes: 0,
+    restarts: 0,
     env: { [ROLE_ENV]: role, ...(role === 'controller' ? ports.controllerEnv : {}), ...(role === 'proxy' ? ports.proxyEnv : {}) },
   });
   const slots: Slot[] = [];
@@ -553,12 +562,14 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     const now = monotonicMs();
     const down: string[] = [];
     let alive = 0;
+    const workers: WorkerHealth[] = [];
     for (const s of slots) {
       const why = downReason(s, now);
       if (why !== undefined) down.push(why);
       else if (s.role === 'normal') alive++;
+      workers.push(workerHealth(s, why));
     }
-    return { scanners: count, alive, down };
+    return { scanners: count, alive, down, workers };
   };
   const stats = await startPrimaryStats(cfg, log.child('stats'), health);
   /** The current workers: watched, restarted when they crash, counted in /healthy. */
@@ -706,6 +717,7 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     slot.crashes = lived >= STABLE_AFTER_MS ? 1 : slot.crashes + 1;
     const delay = Math.min(RESTART_BASE_MS * 2 ** (slot.crashes - 1), RESTART_MAX_MS);
     slog.warn(`${slot.role} worker ${pid} ${why}; restarting in ${delay} ms`, { ...fields, delayMs: delay, crashesInARow: slot.crashes });
+    slot.restarts++;
     slot.restartTimer = setTimeout(() => fork(slot), delay);
   };
 

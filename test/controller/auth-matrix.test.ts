@@ -39,14 +39,14 @@ const LEVELS: Record<string, AuthLevel> = {
   '/ping': 'none',
   '/auth': 'normal', '/stat': 'normal', '/metrics': 'normal', '/counters': 'normal', '/symbols': 'normal', '/actions': 'normal',
   '/maps': 'normal', '/getmap': 'normal', '/graph': 'normal', '/pie': 'normal', '/history': 'normal', '/healthy': 'normal',
-  '/ready': 'normal', '/neighbours': 'normal', '/plugins': 'normal', '/scan': 'normal', '/check': 'normal', '/checkv2': 'normal',
+  '/ready': 'normal', '/neighbours': 'normal', '/plugins': 'normal', '/scan': 'normal', '/check': 'normal', '/checkv2': 'normal', '/checkexplain': 'normal',
   '/plugins/maps/list': 'normal', '/plugins/maps/query': 'normal', '/plugins/maps/query_specific': 'normal', '/plugins/maps/query_json': 'normal',
   '/bayes/classifiers': 'normal', '/plugins/fuzzy/hashes': 'normal', '/plugins/fuzzy/storages': 'normal',
   '/plugins/selectors/list_extractors': 'enable', '/plugins/selectors/list_transforms': 'enable',
   '/plugins/selectors/check_selector': 'enable', '/plugins/selectors/check_message': 'enable',
   '/statreset': 'enable', '/errors': 'enable', '/historyreset': 'enable', '/saveactions': 'enable', '/savesymbols': 'enable',
   '/savemap': 'enable', '/learnspam': 'enable', '/learnham': 'enable', '/fuzzyadd': 'enable', '/fuzzydel': 'enable', '/fuzzydelhash': 'enable',
-  '/plugins/neural/learn': 'enable',
+  '/plugins/neural/learn': 'enable', '/plugins/neural/status': 'normal',
 };
 
 const MESSAGE = 'From: a@example.com\r\nTo: b@example.net\r\nSubject: matrix\r\nMessage-ID: <matrix@example.com>\r\n\r\nHello from the auth matrix.\r\n';
@@ -74,6 +74,7 @@ function probes(engine: Engine): Record<string, Probe> {
     '/checkv2': { method: 'POST', body: MESSAGE },
     '/check': { method: 'POST', body: MESSAGE },
     '/scan': { method: 'POST', body: MESSAGE },
+    '/checkexplain': { method: 'POST', body: MESSAGE },
     '/plugins/selectors/check_selector': { query: 'selector=ip' },
     '/plugins/selectors/check_message': { method: 'POST', query: 'selector=ip', body: MESSAGE },
     '/learnspam': { method: 'POST', status: 400, reason: 'Empty body is not permitted' },
@@ -86,6 +87,7 @@ function probes(engine: Engine): Record<string, Probe> {
     '/plugins/maps/query_specific': { query: 'maps=none&value=192.0.2.1', status: 404, reason: 'no such map: none' },
     '/plugins/maps/query_json': { method: 'POST', body: '{"values":["192.0.2.1"]}' },
     '/plugins/neural/learn': { method: 'POST', body: '{}', status: 404, reason: 'neural module is not configured' },
+    '/whatif': { method: 'POST', body: '{"actions":[15,null,6,5]}' },
   };
 }
 

@@ -23,6 +23,7 @@ export const SKIPPED: Record<string, string> = {
 /** Keys our replies add to 3.4's documents, with the reason (the rest of the document must match). */
 export const OUR_EXTRA_KEYS: Record<string, string> = {
   warning: '/auth says when the controller needs no password (issue 17 item 7)',
+  explain: 'history rows keep what the verdict explanation and /whatif need (issue 22)',
 };
 
 /** Object shapes are compared key by key; arrays by their first elements when both have one. */

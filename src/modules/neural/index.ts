@@ -18,6 +18,7 @@ import { canPush, learnClass, readyToTrain } from './autotrain.js';
 import { NeuralConfig, neuralRules } from './config.js';
 import { neuralLearner, type NeuralLearner } from './learn.js';
 import { RuleState } from './rule-state.js';
+import { neuralStatus } from './status.js';
 import { encodeVector, metatokens, sparseVector } from './vector.js';
 
 /**
@@ -99,6 +100,13 @@ export const neuralModule = defineModule<NeuralConfig>({
         return r.status === 200 ? conn.send_ucl({ success: true }) : conn.send_error(r.status, r.error ?? 'error');
       },
     });
+    let list: RuleState[] = [];
+    ctx.endpoint('neural', 'status', {
+      enable: false,
+      async handler(_task, conn) {
+        conn.send_ucl({ enabled: learner !== undefined, rules: await neuralStatus(list) });
+      },
+    });
     const rules = neuralRules(ctx.config);
     if (rules.length === 0) {
       ctx.log.info('neural: no rules configured; module disabled');
@@ -109,7 +117,7 @@ export const neuralModule = defineModule<NeuralConfig>({
     if (!kv) return;
     const table = (): ReturnType<typeof ctx.symbolTable> => ctx.symbolTable();
     const states = new Map(rules.map((r) => [r.name, new RuleState(r, ctx.config, kv, ctx.log, ctx.hostname, table)]));
-    const list = [...states.values()];
+    list = [...states.values()];
     const inserts: string[] = [];
     for (const r of rules) {
       for (const [name, def] of [[r.symbol_spam, NEURAL_SYMBOLS['NEURAL_SPAM']!], [r.symbol_ham, NEURAL_SYMBOLS['NEURAL_HAM']!]] as const) {

@@ -21,6 +21,7 @@ import { configIdOf, VERSION, type CoreContext } from './core-context.js';
 import { errorsRoutes } from './errors.js';
 import { graphRoutes } from './graph.js';
 import { healthRoutes, pingRoute } from './health.js';
+import { healthDetailsRoutes } from './health-details.js';
 import { historyRoutes } from './history.js';
 import { controllerError, isUncompressed } from './json.js';
 import { storeErrorOf } from './store-outage.js';
@@ -30,7 +31,8 @@ import { statRoutes } from './stat.js';
 import { configEditRoutes } from './config-edit.js';
 import { mapsRoutes } from './maps.js';
 import { pluginsRoutes } from './plugins.js';
-import { serveStatic } from './static.js';
+import { builtinWebuiDir, serveStatic } from './static.js';
+import { whatifRoutes } from './whatif.js';
 import type { AuthLevel, ControllerContext, ControllerRoute, ControllerSession } from './types.js';
 
 export type { RunningWorker } from '../listen.js';
@@ -48,15 +50,20 @@ const FAMILIES: ReadonlyArray<(ctx: CoreContext) => ControllerRoute[] | Promise<
   historyRoutes,
   graphRoutes,
   healthRoutes,
+  healthDetailsRoutes,
   scanRoutes,
+  whatifRoutes,
   // Last: a plugin endpoint on a path the controller serves itself is refused, not the controller's.
   pluginsRoutes,
 ];
 
 /** Static files (static.ts), tried for paths no route matched. */
 type StaticHandler = (req: Request, normalisedPath: string) => Promise<Reply | undefined> | Reply | undefined;
-const staticHandlerFor = (ctx: ControllerContext): StaticHandler | undefined =>
-  ctx.config.workers.controller.staticDir ? (req) => serveStatic(ctx, req) : undefined;
+/** `static_dir` when configured (Rspamd's web UI, say), else mailsift's own UI when it is built. */
+const staticHandlerFor = (ctx: ControllerContext): StaticHandler | undefined => {
+  const dir = ctx.config.workers.controller.staticDir ?? builtinWebuiDir();
+  return dir ? (req) => serveStatic(dir, ctx.log, req) : undefined;
+};
 
 /** The preflight reply's headers; Rspamd sends Allow-Headers last, after the router-wide ones. */
 const OPTIONS_ALLOW_METHODS: [string, string] = ['Access-Control-Allow-Methods', 'POST, GET, OPTIONS'];

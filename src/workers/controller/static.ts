@@ -3,10 +3,35 @@
 // root), resolved through symlinks, and served only if the real file lies inside the real
 // static directory; anything else is the router's plain 404. Static files need no password.
 
+import { existsSync } from 'node:fs';
 import { open, realpath, stat } from 'node:fs/promises';
-import { extname, join, sep } from 'node:path';
+import { dirname, extname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Request, Reply } from '../../http/types.js';
-import type { ControllerContext } from './types.js';
+import type { Logger } from '../../plugin-api/index.js';
+
+/** Where `npm run build` puts mailsift's own web UI, relative to the package root (webui/vite.config.ts). */
+export const BUILTIN_WEBUI_PATH = join('dist', 'webui');
+/** Directories climbed from this file to find the package root (src/… or dist/src/…). */
+const MAX_ROOT_CLIMB = 6;
+
+/**
+ * mailsift's own web UI, served at `/` when no `static_dir` is configured; undefined when it
+ * has not been built (then `/` is the router's 404, as on a controller without static files).
+ */
+export function builtinWebuiDir(from = dirname(fileURLToPath(import.meta.url))): string | undefined {
+  let dir = from;
+  for (let i = 0; i < MAX_ROOT_CLIMB; i++) {
+    if (existsSync(join(dir, 'package.json'))) {
+      const ui = join(dir, BUILTIN_WEBUI_PATH);
+      return existsSync(join(ui, 'index.html')) ? ui : undefined;
+    }
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return undefined;
+}
 
 /** Larger files are not served: the web UI's biggest file is well under 1 MiB. */
 export const MAX_STATIC_FILE_BYTES = 16 * 1024 * 1024;
@@ -85,19 +110,17 @@ async function resolveFile(root: string, segs: string[]): Promise<string | undef
 }
 
 /**
- * The static-file answer for a path no endpoint matched: the file, a 304 when the client's
- * validator still matches, or 404. Undefined when no static_dir is configured.
+ * The static-file answer from `dir` for a path no endpoint matched: the file, a 304 when the
+ * client's validator still matches, or 404.
  */
-export async function serveStatic(ctx: ControllerContext, req: Request): Promise<Reply | undefined> {
-  const dir = ctx.config.workers.controller.staticDir;
-  if (!dir) return undefined;
+export async function serveStatic(dir: string, log: Logger, req: Request): Promise<Reply> {
   const segs = normaliseStaticPath(req.path);
   if (!segs) return NOT_FOUND;
   let root: string;
   try {
     root = await realpath(dir);
   } catch {
-    ctx.log.warn('static_dir is not readable', { static_dir: dir });
+    log.warn('static_dir is not readable', { static_dir: dir });
     return NOT_FOUND;
   }
   const file = await resolveFile(root, segs);
