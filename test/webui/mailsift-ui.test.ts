@@ -243,7 +243,10 @@ describe("mailsift's web UI", { skip }, () => {
         await login(w.page, base(), ENABLE_PASS);
         for (const id of [...BUILT_PAGES, 'maps']) {
           await visit(w.page, id);
-          if (id === 'history') await w.page.getByTestId('history-table').getByRole('button', { name: 'message 3' }).click();
+          if (id === 'history') {
+            if (viewport === 'phone') await w.page.getByText('Filters', { exact: true }).click();
+            await w.page.getByTestId('history-table').getByRole('button', { name: 'message 3' }).click();
+          }
           if (id === 'whatif') {
             await w.page.getByRole('button', { name: 'Preview' }).click();
             await w.page.getByTestId('whatif-changed').waitFor();
