@@ -116,8 +116,8 @@ export function HistoryPage({ api }: PageProps) {
               <th scope="col" class="num">Score</th>
               <th scope="col">Time</th>
               <th scope="col">Sender</th>
-              <th scope="col">IP</th>
-              <th scope="col">Symbols</th>
+              <th scope="col" class="wide-only">IP</th>
+              <th scope="col" class="wide-only">Symbols</th>
             </tr>
           </thead>
           <tbody>
@@ -134,8 +134,8 @@ export function HistoryPage({ api }: PageProps) {
                 <td class="num">{fmtScore(row.score)}</td>
                 <td class="nowrap">{fmtTime(row.unix_time)}</td>
                 <td>{row.sender_smtp}</td>
-                <td>{row.ip}</td>
-                <td class="muted">{Object.keys(row.symbols).length}</td>
+                <td class="wide-only">{row.ip}</td>
+                <td class="muted wide-only">{Object.keys(row.symbols).length}</td>
               </tr>
             ))}
           </tbody>
