@@ -40,6 +40,9 @@ export interface WorkerHealth {
   restarts: number;
   /** Epoch ms the current worker started. */
   startedAt?: number;
+  /** From the worker's last heartbeat: requests in flight and heap in use (bytes). */
+  inFlight?: number;
+  heapUsed?: number;
 }
 
 export interface StatsSnapshot {

@@ -452,7 +452,15 @@ function freePort(host: string): Promise<number> {
 function workerHealth(s: Slot, down: string | undefined): WorkerHealth {
   const pid = s.worker?.process.pid;
   const state: WorkerHealth['state'] = down === undefined ? 'up' : !s.worker ? 'restarting' : !s.ready ? 'starting' : 'silent';
-  return { role: s.role, ...(pid !== undefined ? { pid } : {}), state, restarts: s.restarts, ...(s.worker ? { startedAt: s.startedAt } : {}) };
+  const beat = s.worker ? s.liveness?.last : undefined;
+  return {
+    role: s.role,
+    ...(pid !== undefined ? { pid } : {}),
+    state,
+    restarts: s.restarts,
+    ...(s.worker ? { startedAt: s.startedAt } : {}),
+    ...(beat ? { inFlight: beat.inFlight, heapUsed: beat.heapUsed } : {}),
+  };
 }
 
 /** What a worker's silence looks like in /healthy; undefined while it answers. */

@@ -40,7 +40,7 @@ async function curl(line: string, port: number, fromAddress?: string): Promise<{
 test('the README controller examples work as written on the shipped configuration, from this machine only', async () => {
   const lines = await readmeCurlLines();
   const paths = lines.map((l) => /11334(\/[a-z/]+)/.exec(l)?.[1]);
-  assert.deepEqual(paths, ['/stat', '/metrics', '/history', '/graph', '/errors', '/saveactions', '/plugins/maps/query']);
+  assert.deepEqual(paths, ['/stat', '/metrics', '/history', '/graph', '/errors', '/saveactions', '/plugins/maps/query', '/whatif', '/health']);
 
   const tmp = await mkdtemp(join(tmpdir(), 'mailsift-readme-'));
   const dir = join(tmp, 'conf');
@@ -60,6 +60,12 @@ test('the README controller examples work as written on the shipped configuratio
       assert.equal(r.status, 200, `${line}\n${r.body.slice(0, 300)}`);
       if (line.includes('/saveactions')) assert.equal(r.body, '{"success":true}');
       else if (line.includes('/metrics')) assert.ok(r.body.endsWith('# EOF\n'), r.body.slice(-100));
+      else if (line.includes('/health')) {
+        // The supervisor's view: one scan worker and the controller, both up; every store reachable.
+        const h = JSON.parse(r.body) as { workers: Array<{ role: string; state: string; restarts: number }>; stores: Array<{ store: string; ok: boolean }> };
+        assert.deepEqual(h.workers.map((w) => [w.role, w.state, w.restarts]).sort(), [['controller', 'up', 0], ['normal', 'up', 0]], r.body);
+        assert.deepEqual(h.stores.filter((st) => !st.ok), [], r.body);
+      }
       else assert.doesNotThrow(() => JSON.parse(r.body), `${line}: a JSON reply`);
     }
     const stat = JSON.parse((await curl(lines[0]!, port)).body) as { read_only: boolean };

@@ -4,11 +4,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CONTROLLER_FIXTURES, readGolden } from './edit-fixtures.js';
 import { rawRequest, startRig, type Rig } from './edit-harness.js';
+import { BUILTIN_WEBUI_PATH, builtinWebuiDir } from '../../src/workers/controller/static.js';
 
 const WWW = '/usr/share/rspamd/www';
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
@@ -106,5 +108,25 @@ describe('path safety and types on a private static dir', () => {
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('access-control-allow-methods'), 'POST, GET, OPTIONS');
     assert.equal(r.headers.get('access-control-allow-headers'), 'Content-Type,Password,Map,Weight,Flag');
+  });
+});
+
+describe("mailsift's own web UI when no static_dir is set", () => {
+  it('is dist/webui under the package root, found from the compiled or the source tree, once it is built', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'mailsift-pkg-'));
+    try {
+      await writeFile(join(root, 'package.json'), '{}');
+      const compiled = join(root, 'dist/src/workers/controller');
+      const source = join(root, 'src/workers/controller');
+      await mkdir(compiled, { recursive: true });
+      await mkdir(source, { recursive: true });
+      assert.equal(builtinWebuiDir(compiled), undefined, 'not built: no UI');
+      await mkdir(join(root, BUILTIN_WEBUI_PATH), { recursive: true });
+      await writeFile(join(root, BUILTIN_WEBUI_PATH, 'index.html'), '<!doctype html>');
+      assert.equal(builtinWebuiDir(compiled), join(root, BUILTIN_WEBUI_PATH));
+      assert.equal(builtinWebuiDir(source), join(root, BUILTIN_WEBUI_PATH));
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -225,6 +225,48 @@ describe("mailsift's web UI", { skip }, () => {
     await w.context.close();
   });
 
+  it('previews a weight change: the count is what the server computes for the same proposal', async () => {
+    const w = await open({ allow: ['/auth 401'] });
+    await login(w.page, base(), READ_PASS);
+    await visit(w.page, 'whatif');
+    await w.page.getByLabel('Symbol', { exact: true }).fill('LOCAL_IP_LISTED');
+    await w.page.getByRole('button', { name: 'Add' }).click();
+    await w.page.getByRole('spinbutton', { name: /LOCAL_IP_LISTED/ }).fill('9');
+    await w.page.getByRole('button', { name: 'Preview' }).click();
+    const shown = Number(await w.page.getByTestId('whatif-changed').innerText());
+    const thresholds = await Promise.all(['reject', 'rewrite subject', 'add header', 'greylist'].map(async (a) => {
+      const v = await w.page.locator(`input[name="threshold-${a}"]`).inputValue();
+      return v === '' ? null : Number(v);
+    }));
+    const body = JSON.stringify({ actions: thresholds, symbols: [{ name: 'LOCAL_IP_LISTED', value: 9 }] });
+    const server = JSON.parse((await rawRequest(rig.controllerPort, 'POST', '/whatif', { Password: READ_PASS }, body)).body.toString()) as { changed: number };
+    assert.ok(shown >= 1, 'IP-listed scans move up');
+    assert.equal(shown, server.changed);
+    assert.deepEqual(w.problems, []);
+    await w.context.close();
+  });
+
+  it('is usable from the keyboard, and a page whose endpoint is missing says so', async () => {
+    const w = await open({ allow: ['/auth 401', '/health 404'] });
+    // An older controller without /health: the status page still loads and names what is missing.
+    await w.page.route('**/health', (r) => r.fulfill({ status: 404, contentType: 'text/plain', body: 'Not found' }));
+    await w.page.goto(base());
+    await w.page.getByLabel('Password').waitFor();
+    // The field has autofocus; Tab reaches it otherwise.
+    for (let i = 0; i < 5 && (await w.page.evaluate('document.activeElement?.name')) !== 'password'; i++) await w.page.keyboard.press('Tab');
+    await w.page.keyboard.type(READ_PASS);
+    await w.page.keyboard.press('Enter');
+    await w.page.getByTestId('session-level').waitFor();
+    await w.page.getByText('This server does not provide').waitFor();
+    assert.match(await w.page.locator('main').innerText(), /This server does not provide health, so worker and store health cannot be shown/);
+    // Tab from the skip link to the History link, open it with Enter.
+    for (let i = 0; i < 10 && (await w.page.evaluate('document.activeElement?.dataset?.testid')) !== 'nav-history'; i++) await w.page.keyboard.press('Tab');
+    await w.page.keyboard.press('Enter');
+    await w.page.waitForFunction(`location.hash === '#/history'`);
+    assert.deepEqual(w.problems, []);
+    await w.context.close();
+  });
+
   it('a trusted address needs no password and gets the edit controls', async () => {
     const w = await open();
     await w.page.goto(`http://127.0.0.1:${trusted.controllerPort}/#/whatif`);
@@ -412,7 +454,10 @@ describe("mailsift's web UI", { skip }, () => {
         await login(w.page, base(), ENABLE_PASS);
         for (const id of BUILT_PAGES) {
           await visit(w.page, id);
-          if (id === 'history') await w.page.getByTestId('history-table').getByRole('button', { name: 'message 3' }).click();
+          if (id === 'history') {
+            if (viewport === 'phone') await w.page.getByText('Filters', { exact: true }).click();
+            await w.page.getByTestId('history-table').getByRole('button', { name: 'message 3' }).click();
+          }
           if (id === 'maps') {
             await w.page.getByTestId('maps-table').getByRole('button', { name: /ui_blocked\.map/ }).click();
             await w.page.getByTestId('map-text').waitFor();

@@ -53,6 +53,8 @@ export interface WorkerHealth {
   state: 'up' | 'starting' | 'restarting' | 'silent';
   restarts: number;
   startedAt?: number;
+  inFlight?: number;
+  heapUsed?: number;
 }
 
 export interface StoreHealth {

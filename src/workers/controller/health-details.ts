@@ -53,7 +53,7 @@ export function healthDetailsRoutes(ctx: CoreContext): ControllerRoute[] {
           scanners: h.scanners,
           alive: h.alive,
           down: h.down ?? [],
-          workers: h.workers ?? [{ role: 'single', pid: process.pid, state: 'up', restarts: 0, startedAt: ctx.startedAt }],
+          workers: h.workers ?? [{ role: 'single', pid: process.pid, state: 'up', restarts: 0, startedAt: ctx.startedAt, heapUsed: process.memoryUsage().heapUsed }],
           stores: probes,
           heap_used: snap.heapUsed,
           rss: snap.rss,

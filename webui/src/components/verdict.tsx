@@ -3,6 +3,7 @@
 // applied; how far the score sat from each threshold. The scan-and-learn page (to come) shows
 // its results with this same component.
 
+import { useEffect, useRef } from 'preact/hooks';
 import type { HistoryRow } from '../api';
 import { actionClass, fmtScore, fmtSigned, fmtTime } from '../format';
 
@@ -15,9 +16,15 @@ export function Verdict({ row, currentThresholds }: { row: HistoryRow; currentTh
   const consumedBy = new Map<string, string>();
   for (const [c, list] of Object.entries(ex.composites ?? {})) for (const s of list) consumedBy.set(s, c);
   const thresholdList = Object.entries(thresholds).sort((a, b) => b[1] - a[1]);
+  // Opening an explanation moves focus (and the view) to it: keyboard and screen reader users land on it.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    heading.current?.focus();
+    heading.current?.scrollIntoView({ block: 'start' });
+  }, [row]);
   return (
     <article class="verdict" aria-labelledby="verdict-h" data-testid="verdict">
-      <h2 id="verdict-h">
+      <h2 id="verdict-h" ref={heading} tabIndex={-1}>
         Why <span class={actionClass(row.action)}>{row.action}</span> at {fmtScore(row.score)}
       </h2>
       <p class="muted">
@@ -53,7 +60,7 @@ export function Verdict({ row, currentThresholds }: { row: HistoryRow; currentTh
             <tr>
               <th scope="col">Symbol</th>
               <th scope="col" class="num">Score</th>
-              <th scope="col" class="num">Weight</th>
+              <th scope="col" class="num wide-only">Weight</th>
               <th scope="col">Group</th>
               <th scope="col">Description and options</th>
             </tr>
@@ -66,7 +73,7 @@ export function Verdict({ row, currentThresholds }: { row: HistoryRow; currentTh
                   {consumedBy.has(s.name) && <span class="muted"> (consumed by {consumedBy.get(s.name)})</span>}
                 </td>
                 <td class={`num ${s.score > 0 ? 'pos' : s.score < 0 ? 'neg' : ''}`}>{fmtSigned(s.score)}</td>
-                <td class="num muted">{fmtScore(s.metric_score)}</td>
+                <td class="num muted wide-only">{fmtScore(s.metric_score)}</td>
                 <td>{s.group ?? '–'}</td>
                 <td class="wrap">
                   {s.description}

@@ -13,12 +13,16 @@ export function WhatifResult({ answer }: { answer: WhatifAnswer }) {
       <h2 id="whatif-result-h">
         <span data-testid="whatif-changed">{answer.changed}</span> of {answer.rows} stored scans would change action
       </h2>
-      {answer.fixed > 0 && <p class="muted">{answer.fixed} scans had their action forced by a module or were skipped; they keep it.</p>}
+      {answer.fixed > 0 && (
+        <p class="muted">
+          {answer.fixed === 1 ? '1 scan had its action' : `${answer.fixed} scans had their action`} forced by a module or skipped the rules; it stays.
+        </p>
+      )}
       {Object.keys(answer.moves).length > 0 && (
         <ul>
           {Object.entries(answer.moves).map(([m, n]) => (
             <li key={m}>
-              {m}: {n}
+              {m.replace(' -> ', ' → ')}: {n}
             </li>
           ))}
         </ul>
@@ -31,7 +35,7 @@ export function WhatifResult({ answer }: { answer: WhatifAnswer }) {
                 <th scope="col">Time</th>
                 <th scope="col">Subject</th>
                 <th scope="col" class="num">Score</th>
-                <th scope="col">Action now</th>
+                <th scope="col">Action when scanned</th>
                 <th scope="col">Would be</th>
               </tr>
             </thead>

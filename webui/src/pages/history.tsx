@@ -64,6 +64,8 @@ export function HistoryPage({ api }: PageProps) {
     );
   };
   const selected = open !== undefined ? rows[open] : undefined;
+  /** Filters start folded on a phone: the table is what one came for. */
+  const wide = matchMedia('(min-width: 760px)').matches;
 
   return (
     <section aria-labelledby="history-h">
@@ -74,6 +76,8 @@ export function HistoryPage({ api }: PageProps) {
         </button>
       </div>
       {history.error && <Problem error={history.error} what="the history" />}
+      <details class="filters-box" open={wide}>
+        <summary>Filters</summary>
       <form class="filters" role="search" aria-label="Filter the history" onSubmit={(e) => e.preventDefault()}>
         <label>
           Action
@@ -99,6 +103,7 @@ export function HistoryPage({ api }: PageProps) {
           Clear
         </button>
       </form>
+      </details>
       <p class="muted" aria-live="polite">
         {history.loading && !history.data ? 'Loading…' : `${shown.length} of ${rows.length} scans`}
       </p>
@@ -106,31 +111,31 @@ export function HistoryPage({ api }: PageProps) {
         <table class="history" data-testid="history-table">
           <thead>
             <tr>
-              <th scope="col">Time</th>
+              <th scope="col">Subject</th>
               <th scope="col">Action</th>
               <th scope="col" class="num">Score</th>
-              <th scope="col">Subject</th>
+              <th scope="col">Time</th>
               <th scope="col">Sender</th>
-              <th scope="col">IP</th>
-              <th scope="col">Symbols</th>
+              <th scope="col" class="wide-only">IP</th>
+              <th scope="col" class="wide-only">Symbols</th>
             </tr>
           </thead>
           <tbody>
             {shown.map(({ row, i }) => (
               <tr key={i} class={open === i ? 'selected' : ''}>
-                <td class="nowrap">{fmtTime(row.unix_time)}</td>
-                <td>
-                  <span class={actionClass(row.action)}>{row.action}</span>
-                </td>
-                <td class="num">{fmtScore(row.score)}</td>
                 <td class="wrap">
                   <button type="button" class="link" aria-expanded={open === i} onClick={() => setOpen(open === i ? undefined : i)}>
                     {row.subject || '(no subject)'}
                   </button>
                 </td>
+                <td>
+                  <span class={actionClass(row.action)}>{row.action}</span>
+                </td>
+                <td class="num">{fmtScore(row.score)}</td>
+                <td class="nowrap">{fmtTime(row.unix_time)}</td>
                 <td>{row.sender_smtp}</td>
-                <td>{row.ip}</td>
-                <td class="muted">{Object.keys(row.symbols).length}</td>
+                <td class="wide-only">{row.ip}</td>
+                <td class="muted wide-only">{Object.keys(row.symbols).length}</td>
               </tr>
             ))}
           </tbody>

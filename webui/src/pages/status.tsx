@@ -99,6 +99,8 @@ export function StatusPage({ api, session }: PageProps) {
                   <th scope="col">PID</th>
                   <th scope="col">State</th>
                   <th scope="col" class="num">Restarts</th>
+                  <th scope="col" class="num">In flight</th>
+                  <th scope="col" class="num">Heap</th>
                   <th scope="col">Up since</th>
                 </tr>
               </thead>
@@ -111,6 +113,8 @@ export function StatusPage({ api, session }: PageProps) {
                       <span class={`badge ${w.state === 'up' ? 'ok' : 'bad'}`}>{w.state}</span>
                     </td>
                     <td class="num">{w.restarts}</td>
+                    <td class="num">{w.inFlight ?? '–'}</td>
+                    <td class="num">{w.heapUsed !== undefined ? fmtBytes(w.heapUsed) : '–'}</td>
                     <td>{w.startedAt ? fmtTime(w.startedAt / 1000) : '–'}</td>
                   </tr>
                 ))}
