@@ -27,6 +27,7 @@ import { repliesModule } from './replies/index.js';
 import { contentHeuristicsModule } from './content-heuristics/index.js';
 import { maillistModule } from './maillist/index.js';
 import { neuralModule } from './neural/index.js';
+import { chartableModule } from './chartable/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
@@ -34,6 +35,7 @@ export { rblModule };
 export { phishingModule, hfilterModule, htmlChecksModule, urlChecksModule };
 export { headerRegexpsModule, compositesModule, maillistModule };
 export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule, neuralModule };
+export { chartableModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -56,6 +58,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   phishingModule,
   hfilterModule,
   htmlChecksModule,
+  chartableModule,
   urlChecksModule,
   contentHeuristicsModule,
   maillistModule,
