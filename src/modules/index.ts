@@ -28,6 +28,7 @@ import { contentHeuristicsModule } from './content-heuristics/index.js';
 import { maillistModule } from './maillist/index.js';
 import { neuralModule } from './neural/index.js';
 import { chartableModule } from './chartable/index.js';
+import { mxCheckModule } from './mx-check/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
@@ -35,7 +36,7 @@ export { rblModule };
 export { phishingModule, hfilterModule, htmlChecksModule, urlChecksModule };
 export { headerRegexpsModule, compositesModule, maillistModule };
 export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule, neuralModule };
-export { chartableModule };
+export { chartableModule, mxCheckModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -65,6 +66,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   multimapModule,
   ratelimitModule,
   greylistModule,
+  mxCheckModule,
   repliesModule,
   neuralModule,
 ];
