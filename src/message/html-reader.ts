@@ -195,11 +195,14 @@ class Tree {
 
 /**
  * Reads `html` and reports its elements and text to `sink`. `wantAttributes`: elements whose
- * attributes are reported (others are parsed past without keeping a value).
+ * attributes are all reported; `everywhere`: attribute names reported on every element (the
+ * rest are parsed past without keeping a value).
  */
-export function readHtml(html: string, sink: HtmlSink, wantAttributes: ReadonlySet<string>): void {
-  new HtmlReader(html, sink, wantAttributes).read();
+export function readHtml(html: string, sink: HtmlSink, wantAttributes: ReadonlySet<string>, everywhere: ReadonlySet<string> = NONE): void {
+  new HtmlReader(html, sink, wantAttributes, everywhere).read();
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** Raw-text element names are 3 to 9 letters starting with one of these. */
 const RAW_TEXT_FIRST = new Set(['i', 'n', 'p', 's', 't', 'x'].map((c) => c.charCodeAt(0)));
@@ -210,18 +213,20 @@ class HtmlReader {
   readonly #sink: HtmlSink;
   readonly #tree: Tree;
   readonly #want: ReadonlySet<string>;
+  readonly #everywhere: ReadonlySet<string>;
   /** Start of the text not yet reported. */
   #textStart = 0;
   /** Set by #openTag: the raw-text mode its element starts (undefined: none) and its name. */
   #rawText: boolean | undefined;
   #rawName = '';
 
-  constructor(html: string, sink: HtmlSink, want: ReadonlySet<string>) {
+  constructor(html: string, sink: HtmlSink, want: ReadonlySet<string>, everywhere: ReadonlySet<string>) {
     this.#html = html;
     this.#n = html.length;
     this.#sink = sink;
     this.#tree = new Tree(sink);
     this.#want = want;
+    this.#everywhere = everywhere;
   }
 
   read(): void {
@@ -347,6 +352,7 @@ class HtmlReader {
     const active = tree.open(name);
     const sink = this.#sink;
     const attributes = active && this.#want.has(name);
+    const some = active && !attributes && this.#everywhere.size > 0;
     while (i < n) {
       const c = html.charCodeAt(i);
       if (c === GT) {
@@ -405,6 +411,10 @@ class HtmlReader {
         }
       }
       if (attributes) sink.onattribute(html.slice(nameStart, nameEnd).toLowerCase(), decodeAttribute(html.slice(valueStart, valueEnd)));
+      else if (some) {
+        const attr = html.slice(nameStart, nameEnd).toLowerCase();
+        if (this.#everywhere.has(attr)) sink.onattribute(attr, decodeAttribute(html.slice(valueStart, valueEnd)));
+      }
     }
     return -1;
   }

@@ -1,7 +1,10 @@
 // HTML part → visible text plus the facts rules look at (tags, links with their displayed
-// text, images). One streaming pass (html-reader.ts); no DOM is built.
+// text, images, text hidden by its presentation). One streaming pass (html-reader.ts); no DOM
+// is built.
 import { readHtml } from './html-reader.js';
-import { MAX_HTML_BYTES, MAX_HTML_LINKS } from './limits.js';
+import { computeStyle, hexOf, isHidden, isTransparent, ROOT_STYLE, zeroFont } from './html-style.js';
+import type { PresentationAttributes, StyleBlock } from './html-style.js';
+import { MAX_HTML_BYTES, MAX_HTML_HIDDEN_BLOCKS, MAX_HTML_LINKS } from './limits.js';
 import type { HtmlFacts, HtmlImage } from './types.js';
 
 export interface RenderedHtml {
@@ -48,6 +51,30 @@ function dimension(v: string | undefined): number {
 
 /** Elements whose attributes the renderer reads. */
 const ATTRIBUTE_TAGS: ReadonlySet<string> = new Set(['a', 'area', 'img', 'link']);
+/** Attributes read on every element: its presentation. */
+const PRESENTATION_ATTRIBUTES: ReadonlySet<string> = new Set(['style', 'color', 'bgcolor', 'hidden']);
+/** Elements whose hidden or low-contrast text is reported (Rspamd's rules/html.lua looks at these). */
+const TEXT_BLOCK_TAGS: ReadonlySet<string> = new Set(['font', 'span', 'div', 'p', 'td']);
+
+/** An open element, as the renderer tracks it. */
+interface Frame {
+  name: string;
+  style: StyleBlock;
+  /** Non-blank text characters seen (shown or not) before it opened. */
+  charsAtOpen: number;
+  /** It has child elements. */
+  parent: boolean;
+}
+
+/** Non-blank characters of `s`. */
+function solidChars(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x20 && c !== 0xa0) n++;
+  }
+  return n;
+}
 
 /**
  * Render `html`, at most `maxChars` of it (MAX_HTML_BYTES, or what the message's budget has
@@ -67,17 +94,31 @@ export function renderHtml(html: string, maxChars = MAX_HTML_BYTES): RenderedHtm
   let src: string | undefined;
   let width: string | undefined;
   let height: string | undefined;
+  let presentation: PresentationAttributes = {};
+  // Open elements with their presentation; the document's block at the bottom.
+  const frames: Frame[] = [{ name: '', style: ROOT_STYLE, charsAtOpen: 0, parent: false }];
+  let chars = 0;
+  let hiddenChars = 0;
+  const hiddenBlocks: NonNullable<HtmlFacts['hiddenBlocks']> = [];
   const limit = Math.min(maxChars, MAX_HTML_BYTES);
   if (html.length > limit) facts.truncated = true;
   readHtml(html.length > limit ? html.slice(0, limit) : html, {
     onattribute(name, value) {
-      if (name === 'href') href ??= value;
+      if (name === 'style') presentation.style ??= value;
+      else if (name === 'color') presentation.color ??= value;
+      else if (name === 'bgcolor') presentation.bgcolor ??= value;
+      else if (name === 'hidden') presentation.hidden = true;
+      else if (name === 'href') href ??= value;
       else if (name === 'src') src ??= value;
       else if (name === 'width') width ??= value;
       else if (name === 'height') height ??= value;
     },
     onopentag(name) {
       facts.tags.add(name);
+      const top = frames[frames.length - 1]!;
+      top.parent = true;
+      frames.push({ name, style: computeStyle(top.style, presentation), charsAtOpen: chars, parent: false });
+      presentation = {};
       const kind = KIND.get(name) ?? 0;
       if (kind & HIDDEN) hidden++;
       else if (kind & BLOCK) out.push('\n');
@@ -110,11 +151,32 @@ export function renderHtml(html: string, maxChars = MAX_HTML_BYTES): RenderedHtm
     },
     ontext(text) {
       if (hidden > 0) return;
+      const solid = solidChars(text);
+      chars += solid;
+      if (isHidden(frames[frames.length - 1]!.style)) {
+        hiddenChars += solid;
+        return;
+      }
       // Source line breaks are plain whitespace in HTML; only block elements break lines.
       out.push(text.indexOf('\n') >= 0 ? text.replace(/[\r\n]+/g, ' ') : text);
       if (link) link.text += text;
     },
     onclosetag(name, isImplied) {
+      // Events are balanced: this closes the innermost frame.
+      const frame = frames.length > 1 ? frames.pop()! : undefined;
+      if (frame && !frame.parent && TEXT_BLOCK_TAGS.has(name) && chars > frame.charsAtOpen) {
+        const s = frame.style;
+        const hiddenBlock = isHidden(s);
+        const transparent = !hiddenBlock && isTransparent(s);
+        if (hiddenBlock || transparent) {
+          if (hiddenBlocks.length < MAX_HTML_HIDDEN_BLOCKS) {
+            hiddenBlocks.push({
+              tag: name, chars: chars - frame.charsAtOpen, hidden: hiddenBlock, zeroFont: zeroFont(s), transparent,
+              color: hexOf(s.color), background: hexOf(s.background),
+            });
+          }
+        }
+      }
       const kind = KIND.get(name) ?? 0;
       if (kind & HIDDEN) hidden = Math.max(0, hidden - 1);
       else if (kind & BLOCK && name !== 'br') out.push('\n');
@@ -125,7 +187,9 @@ export function renderHtml(html: string, maxChars = MAX_HTML_BYTES): RenderedHtm
       }
       if (isImplied && (kind & (VOID | OPTIONAL_CLOSE)) === 0) facts.unbalanced = true;
     },
-  }, ATTRIBUTE_TAGS);
+  }, ATTRIBUTE_TAGS, PRESENTATION_ATTRIBUTES);
   if (link) link.text = link.text.trim().replace(/\s+/g, ' ');
+  if (hiddenBlocks.length > 0) facts.hiddenBlocks = hiddenBlocks;
+  if (hiddenChars > 0) facts.hiddenChars = hiddenChars;
   return { text: collapseWhitespace(out.join('')), facts };
 }

@@ -36,6 +36,9 @@ export const MAX_HTML_BYTES = 1024 * 1024;
 /** Links and images kept per HTML part. */
 export const MAX_HTML_LINKS = 1024;
 
+/** Hidden or low-contrast text blocks kept per HTML part; the rules count up to ten. */
+export const MAX_HTML_HIDDEN_BLOCKS = 256;
+
 /** Characters of one Received value read; real ones are far shorter, this bounds the tokeniser. */
 export const MAX_RECEIVED_CHARS = 4096;
 

@@ -101,6 +101,30 @@ export interface HtmlFacts {
   truncated?: boolean;
   /** More links, images or <link> elements than MAX_HTML_LINKS: the rest were not kept. */
   linksTruncated?: boolean;
+  /**
+   * Innermost elements (no child elements) among font, span, div, p and td holding text a reader
+   * can't see or can hardly see: hidden, zero-sized or drawn in its background's colour. At most
+   * MAX_HTML_HIDDEN_BLOCKS, in document order.
+   */
+  hiddenBlocks?: HtmlHiddenBlock[];
+  /** Characters of text left out of the part's text because no reader sees them. */
+  hiddenChars?: number;
+}
+
+/** One element whose text is hidden or low-contrast (see HtmlFacts.hiddenBlocks). */
+export interface HtmlHiddenBlock {
+  tag: string;
+  /** Non-blank characters of text inside it. */
+  chars: number;
+  /** Not shown (display:none, visibility:hidden, opacity near 0, the hidden attribute, a zero font): its text is not in the part's text. */
+  hidden: boolean;
+  /** Font size under one pixel. */
+  zeroFont: boolean;
+  /** Shown, but see-through or in (nearly) its background's colour: its text is in the part's text. */
+  transparent: boolean;
+  /** Text and background colour as `#rrggbb`. */
+  color: string;
+  background: string;
 }
 
 export interface HtmlImage {

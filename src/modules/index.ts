@@ -30,6 +30,8 @@ import { neuralModule } from './neural/index.js';
 import { antivirusModule } from './antivirus/index.js';
 import { forceActionsModule } from './force-actions/index.js';
 import { bitcoinModule } from './bitcoin/index.js';
+import { chartableModule } from './chartable/index.js';
+import { mxCheckModule } from './mx-check/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
@@ -40,6 +42,7 @@ export { multimapModule, ratelimitModule, greylistModule, repliesModule, content
 export { antivirusModule };
 export { forceActionsModule };
 export { bitcoinModule };
+export { chartableModule, mxCheckModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -62,6 +65,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   phishingModule,
   hfilterModule,
   htmlChecksModule,
+  chartableModule,
   urlChecksModule,
   contentHeuristicsModule,
   bitcoinModule,
@@ -69,6 +73,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   multimapModule,
   ratelimitModule,
   greylistModule,
+  mxCheckModule,
   repliesModule,
   neuralModule,
   antivirusModule,

@@ -146,3 +146,49 @@ export function checkDataUri(task: Task): void {
   task.insert('HAS_DATA_URI', 1);
   if (DATA_URI_TEXT.test(body)) task.insert('DATA_URI_OBFU', 1);
 }
+
+/** MANY_INVISIBLE_PARTS's strength for 1…10 hidden blocks (Rspamd rules/html.lua). */
+const INVISIBLE_RATES = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0];
+/** ZERO_FONT's strength for 1…5 zero-font blocks; more than ten is full strength, six to ten as five. */
+const ZERO_FONT_RATES = [0.1, 0.2, 0.2, 0.3, 0.5];
+/** Share of the text drawn in its background's colour above which R_WHITE_ON_WHITE fires. */
+const LOW_CONTRAST_MIN_SHARE = 0.1;
+/** Share at which R_WHITE_ON_WHITE reaches full strength. */
+const LOW_CONTRAST_FULL_SHARE = 0.5;
+
+/**
+ * Text a reader can't see (rules/html.lua's HTML_VISIBLE_CHECKS): R_WHITE_ON_WHITE by the share
+ * of the text drawn in its background's colour, MANY_INVISIBLE_PARTS by the number of hidden or
+ * low-contrast blocks, ZERO_FONT by the number of zero-sized ones.
+ */
+export function checkVisibility(task: Task): void {
+  let invisible = 0;
+  let zero = 0;
+  // Visible text of every text part; low-contrast text moves from it to `lowContrast`.
+  let normal = 0;
+  let lowContrast = 0;
+  let bestShare = 0;
+  let option: string | undefined;
+  for (const p of task.message.textParts) {
+    normal += p.text.length;
+    for (const b of p.html?.hiddenBlocks ?? []) {
+      if (b.hidden) invisible++;
+      if (b.zeroFont) zero++;
+      if (!b.transparent) continue;
+      invisible++;
+      lowContrast += b.chars;
+      normal -= b.chars;
+      const share = lowContrast / Math.max(1, normal + lowContrast);
+      if (share > bestShare) {
+        bestShare = share;
+        option = `${b.tag} color ${b.color} bgcolor ${b.background}`;
+      }
+    }
+  }
+  if (lowContrast > 0) {
+    const share = lowContrast / Math.max(1, normal + lowContrast);
+    if (share > LOW_CONTRAST_MIN_SHARE) task.insert('R_WHITE_ON_WHITE', Math.min(share, LOW_CONTRAST_FULL_SHARE) * 2, option);
+  }
+  if (invisible > 0) task.insert('MANY_INVISIBLE_PARTS', INVISIBLE_RATES[Math.min(invisible, 10) - 1]!, String(invisible));
+  if (zero > 0) task.insert('ZERO_FONT', zero > 10 ? 1 : ZERO_FONT_RATES[Math.min(zero, 5) - 1]!, String(zero));
+}

@@ -10,6 +10,7 @@ import {
   checkHttpToIp,
   checkShortLinkImg,
   checkSuspiciousImages,
+  checkVisibility,
 } from './check.js';
 
 /** HTML content heuristics (Rspamd rules/html.lua). */
@@ -25,6 +26,7 @@ export const htmlChecksModule = defineModule<HtmlChecksConfig>({
       ['EXT_CSS', ['EXT_CSS'], checkExtCss],
       ['HTTP_TO_HTTPS', ['HTTP_TO_HTTPS'], checkHttpToHttps],
       ['HTTP_TO_IP', ['HTTP_TO_IP'], checkHttpToIp],
+      ['HTML_VISIBLE_CHECKS', ['R_WHITE_ON_WHITE', 'MANY_INVISIBLE_PARTS', 'ZERO_FONT'], checkVisibility],
     ];
     if (ctx.config.data_uri) rules.push(['HAS_DATA_URI_CHECK', ['HAS_DATA_URI', 'DATA_URI_OBFU'], checkDataUri]);
     for (const [name, inserts, check] of rules) {

@@ -10,6 +10,9 @@ export const HTML_CHECKS_SYMBOLS: Record<string, SymbolDef> = {
   EXT_CSS: { score: 1.0, group: 'html', description: 'Message contains external CSS reference' },
   HTTP_TO_HTTPS: { score: 0.5, group: 'html', description: 'Anchor text contains different scheme to target URL' },
   HTTP_TO_IP: { score: 1.0, group: 'html', description: 'Anchor points to an IP address' },
+  R_WHITE_ON_WHITE: { score: 4.0, group: 'html', description: 'Message contains low contrast text' },
+  ZERO_FONT: { score: 1.0, group: 'html', description: 'Zero sized font used' },
+  MANY_INVISIBLE_PARTS: { score: 1.0, group: 'html', description: 'Many parts are visually hidden' },
   HAS_DATA_URI: { score: 0.0, group: 'html', description: 'Has Data URI encoding' },
   DATA_URI_OBFU: { score: 2.0, group: 'html', description: 'Uses Data URI encoding to obfuscate plain or HTML in base64' },
 };

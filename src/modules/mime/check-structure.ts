@@ -95,24 +95,3 @@ export function checkMissingDisposition(task: Task): void {
     return;
   }
 }
-
-/** Letters of scripts that phishers mix with Latin to make look-alike words. */
-const LATIN = /\p{Script=Latin}/u;
-const CONFUSABLE_SCRIPT = /[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}]/u;
-/** Text inspected per part: bounds the cost on huge bodies. */
-const MIXED_CHARSET_SCAN_CHARS = 65536;
-
-export function checkMixedCharset(task: Task): void {
-  for (const tp of task.message.textParts) {
-    const text = tp.text.length > MIXED_CHARSET_SCAN_CHARS ? tp.text.slice(0, MIXED_CHARSET_SCAN_CHARS) : tp.text;
-    // No word can mix scripts in a text without a single confusable letter: one scan instead
-    // of splitting the whole text into words.
-    if (!CONFUSABLE_SCRIPT.test(text)) continue;
-    for (const word of text.match(/\p{L}{2,}/gu) ?? []) {
-      if (LATIN.test(word) && CONFUSABLE_SCRIPT.test(word)) {
-        task.insert('R_MIXED_CHARSET', 1, word);
-        return;
-      }
-    }
-  }
-}

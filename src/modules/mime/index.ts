@@ -8,7 +8,6 @@ import {
   checkHtmlOnly,
   checkMissingDisposition,
   checkMixedBogus,
-  checkMixedCharset,
 } from './check-structure.js';
 
 /** MIME structure and attachment checks. */
@@ -50,6 +49,5 @@ export const mimeModule = defineModule<MimeConfig>({
       inserts: ['CTYPE_MISSING_DISPOSITION'],
       check: checkMissingDisposition,
     });
-    ctx.symbol({ name: 'R_MIXED_CHARSET', stage: 'filters', inserts: ['R_MIXED_CHARSET'], check: checkMixedCharset });
   },
 });

@@ -23,7 +23,6 @@ export const MIME_SYMBOLS: Record<string, SymbolDef> = {
   BROKEN_CONTENT_TYPE: { score: 1.5, group: 'headers', description: 'Message has part with broken content type' },
   CTYPE_MIXED_BOGUS: { score: 1.0, group: 'mime', description: 'multipart/mixed without non-textual part' },
   CTYPE_MISSING_DISPOSITION: { score: 4.0, group: 'mime', description: 'Binary content-type not specified as an attachment' },
-  R_MIXED_CHARSET: { score: 5.0, group: 'headers', description: 'Mixed characters in a message', oneShot: true },
   MIME_BAD_ENCODING: { score: 1.0, group: 'mime', description: 'Part with broken base64 or quoted-printable encoding' },
   MIME_LIMITS_EXCEEDED: { score: 1.0, group: 'mime', description: 'Message exceeds a parser limit (depth, parts, headers, addresses, encoded words, URLs, text size); the rest was not parsed' },
 };
