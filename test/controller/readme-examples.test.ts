@@ -15,6 +15,8 @@ import { REPO_ROOT, runCli, type LogLine } from '../cli/run-cli.js';
 
 const run = promisify(execFile);
 
+const GTUBE_MESSAGE = 'From: a@example.org\r\nTo: b@example.net\r\nSubject: test\r\nMessage-ID: <readme-gtube@example.org>\r\n\r\nXJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X\r\n';
+
 /** The `curl …` lines of the README's Controller section (up to the next `## ` heading). */
 async function readmeCurlLines(): Promise<string[]> {
   const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
@@ -28,11 +30,11 @@ async function readmeCurlLines(): Promise<string[]> {
 }
 
 /** Runs one README line through sh, on `port`, optionally from another local address; status and body. */
-async function curl(line: string, port: number, fromAddress?: string): Promise<{ status: number; body: string }> {
+async function curl(line: string, port: number, fromAddress?: string, cwd?: string): Promise<{ status: number; body: string }> {
   assert.match(line, /127\.0\.0\.1:11334\//, 'the examples name the shipped controller address');
   const opts = `-s -o - -w '\\n%{http_code}'${fromAddress ? ` --interface ${fromAddress}` : ''}`;
   const cmd = line.replace('127.0.0.1:11334/', `127.0.0.1:${port}/`).replace(/^curl /, `curl ${opts} `);
-  const { stdout } = await run('sh', ['-c', cmd], { timeout: 30_000, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run('sh', ['-c', cmd], { timeout: 30_000, maxBuffer: 16 * 1024 * 1024, ...(cwd ? { cwd } : {}) });
   const nl = stdout.lastIndexOf('\n');
   return { status: Number(stdout.slice(nl + 1)), body: stdout.slice(0, nl) };
 }
@@ -40,23 +42,27 @@ async function curl(line: string, port: number, fromAddress?: string): Promise<{
 test('the README controller examples work as written on the shipped configuration, from this machine only', async () => {
   const lines = await readmeCurlLines();
   const paths = lines.map((l) => /11334(\/[a-z/]+)/.exec(l)?.[1]);
-  assert.deepEqual(paths, ['/stat', '/metrics', '/history', '/graph', '/errors', '/saveactions', '/plugins/maps/query', '/whatif', '/health']);
+  assert.deepEqual(paths, ['/stat', '/metrics', '/history', '/graph', '/errors', '/saveactions', '/plugins/maps/query', '/whatif', '/health', '/checkexplain']);
 
   const tmp = await mkdtemp(join(tmpdir(), 'mailsift-readme-'));
   const dir = join(tmp, 'conf');
   await cp(join(REPO_ROOT, 'conf'), dir, { recursive: true });
   await mkdir(join(dir, 'local.d'), { recursive: true });
   // Ports only: everything else (secure_ip, passwords, data_dir ../data → tmp/data) as shipped.
+  // The examples that post `@message.eml` read it from the directory curl runs in.
+  await writeFile(join(tmp, 'message.eml'), GTUBE_MESSAGE);
   await writeFile(join(dir, 'local.d', 'mailsift.yaml'), 'workers:\n  normal: { bind: "127.0.0.1:0" }\n  controller: { bind: "127.0.0.1:0" }\n');
   const srv = runCli(['serve', '--workers', '1', '-c', dir]);
   try {
     const listen = await srv.waitFor((l: LogLine) => l.worker === 'controller' && typeof l.port === 'number' && /^listening on /.test(l.msg), 'the controller listener', 60_000);
     const port = listen.port!;
+    // /health reports the scan worker too: wait until it is serving, not just the controller.
+    await srv.waitFor((l: LogLine) => l.worker === 'normal' && typeof l.port === 'number' && /^listening on /.test(l.msg), 'the normal listener', 60_000);
     const warning = srv.lines.find((l) => l.level === 40 && l.msg.startsWith('no controller password is configured'));
     assert.ok(warning, `a start-up warning names the open controller:\n${srv.output()}`);
 
     for (const line of lines) {
-      const r = await curl(line, port);
+      const r = await curl(line, port, undefined, tmp);
       assert.equal(r.status, 200, `${line}\n${r.body.slice(0, 300)}`);
       if (line.includes('/saveactions')) assert.equal(r.body, '{"success":true}');
       else if (line.includes('/metrics')) assert.ok(r.body.endsWith('# EOF\n'), r.body.slice(-100));
@@ -66,13 +72,19 @@ test('the README controller examples work as written on the shipped configuratio
         assert.deepEqual(h.workers.map((w) => [w.role, w.state, w.restarts]).sort(), [['controller', 'up', 0], ['normal', 'up', 0]], r.body);
         assert.deepEqual(h.stores.filter((st) => !st.ok), [], r.body);
       }
+      else if (line.includes('/checkexplain')) {
+        // The history row of the scan just made, with its explanation.
+        const row = JSON.parse(r.body) as { action: string; symbols: Record<string, unknown>; explain?: unknown };
+        assert.equal(row.action, 'reject', r.body.slice(0, 300));
+        assert.ok('GTUBE' in row.symbols && row.explain !== undefined, r.body.slice(0, 300));
+      }
       else assert.doesNotThrow(() => JSON.parse(r.body), `${line}: a JSON reply`);
     }
     const stat = JSON.parse((await curl(lines[0]!, port)).body) as { read_only: boolean };
     assert.equal(stat.read_only, false);
 
     // 127.0.0.2 reaches the loopback listener too (Linux routes 127/8 to lo) but is not trusted.
-    for (const line of lines) assert.equal((await curl(line, port, '127.0.0.2')).status, 401, `${line} from 127.0.0.2`);
+    for (const line of lines) assert.equal((await curl(line, port, '127.0.0.2', tmp)).status, 401, `${line} from 127.0.0.2`);
 
     srv.child.kill('SIGTERM');
     assert.equal((await srv.exited).code, 0, srv.output());
