@@ -29,6 +29,7 @@ import { maillistModule } from './maillist/index.js';
 import { neuralModule } from './neural/index.js';
 import { chartableModule } from './chartable/index.js';
 import { mxCheckModule } from './mx-check/index.js';
+import { reputationModule } from './reputation/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
@@ -36,7 +37,7 @@ export { rblModule };
 export { phishingModule, hfilterModule, htmlChecksModule, urlChecksModule };
 export { headerRegexpsModule, compositesModule, maillistModule };
 export { multimapModule, ratelimitModule, greylistModule, repliesModule, contentHeuristicsModule, neuralModule };
-export { chartableModule, mxCheckModule };
+export { chartableModule, mxCheckModule, reputationModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -67,6 +68,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   ratelimitModule,
   greylistModule,
   mxCheckModule,
+  reputationModule,
   repliesModule,
   neuralModule,
 ];
