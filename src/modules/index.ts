@@ -32,6 +32,7 @@ import { forceActionsModule } from './force-actions/index.js';
 import { bitcoinModule } from './bitcoin/index.js';
 import { chartableModule } from './chartable/index.js';
 import { mxCheckModule } from './mx-check/index.js';
+import { reputationModule } from './reputation/index.js';
 
 export { gtubeModule, headersModule, mimeModule, receivedModule, milterHeadersModule, bayesModule, fuzzyCheckModule };
 export { spfModule, dkimModule, dmarcModule, arcModule, whitelistModule, dkimSigningModule };
@@ -42,7 +43,7 @@ export { multimapModule, ratelimitModule, greylistModule, repliesModule, content
 export { antivirusModule };
 export { forceActionsModule };
 export { bitcoinModule };
-export { chartableModule, mxCheckModule };
+export { chartableModule, mxCheckModule, reputationModule };
 
 // Modules carry different config types; the engine validates each with the module's own schema.
 export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line @typescript-eslint/no-explicit-any -- heterogeneous config types
@@ -74,6 +75,7 @@ export const builtinModules: ModuleDefinition<any>[] = [ // eslint-disable-line 
   ratelimitModule,
   greylistModule,
   mxCheckModule,
+  reputationModule,
   repliesModule,
   neuralModule,
   antivirusModule,

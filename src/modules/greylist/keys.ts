@@ -2,7 +2,7 @@
 // (masked client address, envelope sender, recipients). A retry matches either one.
 
 import { createHash } from 'node:crypto';
-import ipaddr from 'ipaddr.js';
+import { maskedAddress } from '../../module-helpers/masked-address.js';
 import type { Task } from '../../plugin-api/index.js';
 import type { GreylistConfig } from './config.js';
 
@@ -14,16 +14,7 @@ function digest(parts: ReadonlyArray<string | Buffer>): string {
 
 /** The client address reduced to its network, so retries from a pool of senders still match. */
 export function maskedIp(ip: string | undefined, cfg: GreylistConfig): string {
-  if (!ip || !ipaddr.isValid(ip)) return '';
-  let addr = ipaddr.parse(ip);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
-  const bits = addr.kind() === 'ipv4' ? cfg.ipv4_mask : cfg.ipv6_mask;
-  const bytes = addr.toByteArray();
-  for (let i = 0; i < bytes.length; i++) {
-    const keep = Math.max(0, Math.min(8, bits - i * 8));
-    bytes[i] = bytes[i]! & ((0xff << (8 - keep)) & 0xff);
-  }
-  return `${ipaddr.fromByteArray(bytes).toString()}/${bits}`;
+  return maskedAddress(ip, cfg.ipv4_mask, cfg.ipv6_mask);
 }
 
 export interface GreylistKeys {
