@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ScanClient } from '../src/client/index.js';
 import type { CorpusMessage } from './corpus.js';
-import { startMailsift, type RunningServer } from './servers.js';
+import { startMailsift, waitForPing, type RunningServer } from './servers.js';
 
 /** Scans in flight at once: enough to keep one scan worker busy, few enough to keep roughly the time order. */
 const SCAN_CONCURRENCY = 4;
@@ -39,7 +39,7 @@ export interface LearnTally {
  * and one scan worker; `bayesYaml` becomes its local.d/bayes.yaml.
  */
 export async function startBenchServer(repoRoot: string, bayesYaml?: string): Promise<RunningServer> {
-  return startMailsift(repoRoot, 1, {
+  const server = await startMailsift(repoRoot, 1, {
     patchConf: async (conf, confDir) => {
       conf['data_dir'] = join(confDir, 'data');
       conf['logging'] = { level: 'error', format: 'json' };
@@ -49,6 +49,14 @@ export async function startBenchServer(repoRoot: string, bayesYaml?: string): Pr
       }
     },
   });
+  // startMailsift waits for the scan port; the controller is another process and may come later.
+  try {
+    await waitForPing(server.controller!, undefined, () => 'the controller did not answer /ping');
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+  return server;
 }
 
 function hostPort(spec: string): { host: string; port: number } {

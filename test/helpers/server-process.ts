@@ -38,8 +38,9 @@ export function processCpuMs(pid: number): number {
  * Start `serve --single` on a copy of conf/ whose local.d/mailsift.yaml binds both workers to
  * free loopback ports, keeps the stores in a temporary data_dir, trusts loopback on the
  * controller (learning needs no password) and logs JSON at `info`; `extraYaml` is appended to it.
+ * `moduleFiles` are written beside it in local.d (`{ 'bayes.yaml': 'min_learns: 8' }`).
  */
-export async function startServerProcess(extraYaml = ''): Promise<ServerProcess> {
+export async function startServerProcess(extraYaml = '', moduleFiles: Record<string, string> = {}): Promise<ServerProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'mailsift-server-'));
   await cp(join(REPO_ROOT, 'conf'), join(dir, 'conf'), { recursive: true });
   await mkdir(join(dir, 'conf', 'local.d'), { recursive: true });
@@ -52,6 +53,7 @@ export async function startServerProcess(extraYaml = ''): Promise<ServerProcess>
     extraYaml,
   ].join('\n');
   await writeFile(join(dir, 'conf', 'local.d', 'mailsift.yaml'), yaml);
+  for (const [name, text] of Object.entries(moduleFiles)) await writeFile(join(dir, 'conf', 'local.d', name), text);
   const srv: Running = runCli(['serve', '--single', '-c', join(dir, 'conf')]);
   const listening = (worker: string) => (l: LogLine) => l.worker === worker && typeof l.port === 'number' && /^listening on /.test(l.msg);
   try {
