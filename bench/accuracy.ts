@@ -53,6 +53,9 @@ interface Options {
   seed?: number;
   bayes?: string;
   dumpJson?: string;
+  trainOrder: 'mixed' | 'spam-first' | 'ham-first';
+  /** commander's negation of --no-rules-only */
+  rulesOnly: boolean;
 }
 
 const isSpam = (o: ScanOutcome): boolean => o.msg.group === 'spam-1';
@@ -71,6 +74,14 @@ function summarise(label: string, outcomes: readonly ScanOutcome[], addHeader: n
   return { row, fps };
 }
 
+/** The training messages one class after the other (each in the split's order), or as they are. */
+function classOrder(train: readonly CorpusMessage[], order: Options['trainOrder']): readonly CorpusMessage[] {
+  if (order === 'mixed') return train;
+  const spam = train.filter((m) => m.group === 'spam-1');
+  const ham = train.filter((m) => m.group !== 'spam-1');
+  return order === 'spam-first' ? [...spam, ...ham] : [...ham, ...spam];
+}
+
 function tallyText(t: LearnTally): string {
   const side = (r: Record<string, number>): string => Object.entries(r).map(([k, n]) => `${k} ${n}`).join(', ');
   return `spam: ${side(t.spam)}; ham: ${side(t.ham)}`;
@@ -82,6 +93,8 @@ async function main(): Promise<void> {
     .option('--folds <n>', 'number of shuffled folds', intOption, 5)
     .option('--train-fraction <f>', 'time-ordered split: the older share of each folder learned', Number.parseFloat, 0.8)
     .option('--quick', 'the time-ordered split only (one training, about a fifth of the run)')
+    .option('--train-order <order>', 'mixed (the split\'s order: time or shuffled), spam-first or ham-first (one class\'s folder after the other, as `rspamc learn_spam dir; rspamc learn_ham dir` does)', 'mixed')
+    .option('--no-rules-only', 'skip the untrained server (when comparing ways of training)')
     .option('--bulk', 'train with Learn-Type: bulk (the learn conditions\' opt-out for initial training)')
     .option('--bayes <json>', 'Bayes options for the servers, as local.d/bayes.yaml (e.g. \'{"learn_prob_guard":0.99}\')')
     .option('--limit <n>', 'use only this many messages (proportional sample)', intOption)
@@ -91,6 +104,7 @@ async function main(): Promise<void> {
   const opts = program.opts<Options>();
   if (opts.quick) opts.split = 'time';
   if (!['folds', 'time', 'both'].includes(opts.split)) throw new Error(`--split: folds, time or both, not ${opts.split}`);
+  if (!['mixed', 'spam-first', 'ham-first'].includes(opts.trainOrder)) throw new Error(`--train-order: mixed, spam-first or ham-first, not ${opts.trainOrder}`);
   const root = repoRoot();
   const cfg = await loadConfig(join(root, 'conf'));
   const addHeader = cfg.engine.actions['add header']?.threshold ?? cfg.engine.actions['add_header']?.threshold ?? 6;
@@ -112,15 +126,17 @@ async function main(): Promise<void> {
   // trained would have seen the mail; each split then reads its evaluation part.
   const t0 = performance.now();
   const inTimeOrder = corpus.map((m) => ({ m, t: receivedTime(m.bytes) })).sort((a, b) => a.t - b.t).map((x) => x.m);
-  const rulesServer = await start();
-  stopOnSignal(rulesServer.stop);
-  let rules: ScanOutcome[];
-  try {
-    rules = await scanAll(rulesServer, inTimeOrder);
-  } finally {
-    await rulesServer.stop();
+  let rules: ScanOutcome[] = [];
+  if (opts.rulesOnly) {
+    const rulesServer = await start();
+    stopOnSignal(rulesServer.stop);
+    try {
+      rules = await scanAll(rulesServer, inTimeOrder);
+    } finally {
+      await rulesServer.stop();
+    }
+    process.stderr.write(`rules only: ${rules.length} scans in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
   }
-  process.stderr.write(`rules only: ${rules.length} scans in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
   const rulesOf = (msgs: readonly CorpusMessage[]): ScanOutcome[] => {
     const want = new Set(msgs.map((m) => m.name));
     return rules.filter((o) => want.has(o.msg.name));
@@ -130,8 +146,9 @@ async function main(): Promise<void> {
   const tallies: string[] = [];
   for (const { split, exp } of experiments) {
     const server = await start();
+    stopOnSignal(server.stop);
     try {
-      const tally = await trainThroughController(server, exp.train, opts.bulk === true);
+      const tally = await trainThroughController(server, classOrder(exp.train, opts.trainOrder), opts.bulk === true);
       const outs = await scanAll(server, exp.evaluate);
       trained[split].push(...outs);
       const learned = tally.spam['learned'] ?? 0;
@@ -152,17 +169,17 @@ async function main(): Promise<void> {
   };
   if (opts.split !== 'time') {
     add(`shuffled ${opts.folds} folds, trained`, trained.folds);
-    add('shuffled, rules only', rules);
+    if (opts.rulesOnly) add('shuffled, rules only', rules);
     record('trained', 'folds', trained.folds);
     record('rules', 'folds', rules);
   }
   if (time) {
     add('time-ordered, trained', trained.time);
-    add('time-ordered, rules only', rulesOf(time.evaluate));
+    if (opts.rulesOnly) add('time-ordered, rules only', rulesOf(time.evaluate));
     record('trained', 'time', trained.time);
     record('rules', 'time', rulesOf(time.evaluate));
   }
-  console.log(`development split: ${corpus.length} messages; add header threshold ${addHeader}; training ${opts.bulk ? 'with Learn-Type: bulk' : 'as rspamc learn_* sends it (learn conditions apply)'}${opts.bayes ? `; bayes ${opts.bayes}` : ''}`);
+  console.log(`development split: ${corpus.length} messages; add header threshold ${addHeader}; training ${opts.bulk ? 'with Learn-Type: bulk' : 'as rspamc learn_* sends it (learn conditions apply)'}, order ${opts.trainOrder}${opts.bayes ? `; bayes ${opts.bayes}` : ''}`);
   for (const t of tallies) console.log(t);
   console.log('| split, mode | ham / spam evaluated | ham false positives | spam recall | ROC-AUC | spam recall at FP ≤ 0.1 % |');
   console.log('|---|---|---|---|---|---|');
