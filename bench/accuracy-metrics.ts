@@ -15,3 +15,12 @@ export function rocAuc(spamScores: number[], hamScores: number[]): number {
   const nh = hamScores.length;
   return (rankSum - (ns * (ns + 1)) / 2) / (ns * nh);
 }
+
+/** Spam recall when at most `maxFpRate` of the ham may score at or above the threshold. */
+export function recallAtFp(spam: number[], ham: number[], maxFpRate: number): { recall: number; threshold: number } {
+  const h = [...ham].sort((a, b) => b - a);
+  const allowed = Math.floor(maxFpRate * h.length);
+  // Threshold just above the (allowed+1)-th highest ham score: strictly greater counts.
+  const bar = h[allowed] ?? -Infinity;
+  return { recall: spam.filter((s) => s > bar).length / spam.length, threshold: bar };
+}

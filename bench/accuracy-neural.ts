@@ -1,4 +1,4 @@
-// `bench/accuracy.ts --neural`: what the neural module adds to the score. During the folds'
+// `bench/accuracy-direct.ts --neural`: what the neural module adds to the score. During the folds'
 // scans a capture module records each message's neural input vector (the same profile,
 // metatokens and symbol values the module uses). Then, per fold, a network is trained on the
 // vectors of the other four folds with their true labels (as /plugins/neural/learn would be fed)
@@ -13,7 +13,7 @@ import { defineModule, type ModuleDefinition } from '../src/plugin-api/index.js'
 import { NeuralConfig, neuralRules } from '../src/modules/neural/config.js';
 import { Mlp, trainMlp, type SparseVec } from '../src/modules/neural/mlp.js';
 import { makeProfile, metatokens, profileSymbols, sparseVector, type Profile } from '../src/modules/neural/vector.js';
-import { rocAuc } from './accuracy-metrics.js';
+import { recallAtFp, rocAuc } from './accuracy-metrics.js';
 
 export interface NeuralCapture {
   module: ModuleDefinition<Record<string, never>>;
@@ -56,15 +56,6 @@ export interface NeuralItem {
   score: number;
   fold: number;
   vec: SparseVec;
-}
-
-/** Spam recall when at most `maxFpRate` of the ham may score at or above the threshold. */
-export function recallAtFp(spam: number[], ham: number[], maxFpRate: number): { recall: number; threshold: number } {
-  const h = [...ham].sort((a, b) => b - a);
-  const allowed = Math.floor(maxFpRate * h.length);
-  // Threshold just above the (allowed+1)-th highest ham score: strictly greater counts.
-  const bar = h[allowed] ?? -Infinity;
-  return { recall: spam.filter((s) => s > bar).length / spam.length, threshold: bar };
 }
 
 export async function reportNeural(items: NeuralItem[], folds: number, profile: Profile): Promise<void> {

@@ -1,6 +1,9 @@
 // mailsiftc learn_spam | learn_ham: feed messages to the controller's /learnspam or /learnham
 // (rspamc's commands, same options), from files, directories, Maildir folders and mbox files,
-// with a progress bar and a summary of what was learned, skipped as duplicate, or failed.
+// with a progress bar and a summary of what was learned, skipped as duplicate, refused, or failed.
+// A refusal (204: too few tokens, or the learn conditions: the classifier already puts the
+// message in that class) is the server declining on purpose, printed with its reason; it does not
+// make the command fail. `--bulk` (Learn-Type: bulk) lifts the learn conditions for initial training.
 import { request } from 'node:http';
 import { Command, InvalidArgumentError } from 'commander';
 import cliProgress from 'cli-progress';
@@ -27,6 +30,8 @@ interface LearnOptions {
 export interface LearnSummary {
   learned: number;
   duplicate: number;
+  /** 204: the server declined to learn it, and said why. */
+  refused: number;
   failed: number;
 }
 
@@ -70,7 +75,7 @@ export async function learnMain(argv: string[]): Promise<number> {
     .option('-P, --password <password>', 'controller enable password')
     .option('-c, --classifier <name>', 'learn only this classifier')
     .option('-d, --deliver <addr>', 'recipient for per-user statistics (Deliver-To)')
-    .option('--bulk', 'skip the "already in this class" guard (Learn-Type: bulk)')
+    .option('--bulk', 'initial training: learn even what the classifier already puts in that class (Learn-Type: bulk)')
     .option('-t, --timeout <seconds>', 'time to wait for each reply', positiveInt, DEFAULT_TIMEOUT_SEC)
     .option('-n, --max-requests <n>', 'parallel requests', positiveInt, DEFAULT_PARALLEL)
     .argument('<command>', 'learn_spam or learn_ham')
@@ -103,7 +108,7 @@ export async function learnMain(argv: string[]): Promise<number> {
   if (o.deliver !== undefined) headers['Deliver-To'] = o.deliver;
   if (o.bulk) headers['Learn-Type'] = 'bulk';
 
-  const summary: LearnSummary = { learned: 0, duplicate: 0, failed: 0 };
+  const summary: LearnSummary = { learned: 0, duplicate: 0, refused: 0, failed: 0 };
   const bar = process.stderr.isTTY && inputs.length > 1
     ? new cliProgress.SingleBar({ stream: process.stderr, clearOnComplete: true, format: `${command} {bar} {value}/{total} messages` }, cliProgress.Presets.shades_classic)
     : undefined;
@@ -112,7 +117,7 @@ export async function learnMain(argv: string[]): Promise<number> {
     // Keep the bar intact: log above it.
     if (bar) bar.stop();
     process.stderr.write(`${line}\n`);
-    if (bar) bar.start(inputs.length, summary.learned + summary.duplicate + summary.failed);
+    if (bar) bar.start(inputs.length, summary.learned + summary.duplicate + summary.refused + summary.failed);
   };
   let cursor = 0;
   const worker = async (): Promise<void> => {
@@ -123,7 +128,10 @@ export async function learnMain(argv: string[]): Promise<number> {
         const r = await post(target, path, body, { ...headers, Filename: input.name }, o.timeout * 1000);
         if (r.status === 200) summary.learned++;
         else if (r.status === 208) summary.duplicate++;
-        else {
+        else if (r.status === 204) {
+          summary.refused++;
+          note(`${input.name}: not learned: ${r.reason}`);
+        } else {
           summary.failed++;
           note(`${input.name}: ${r.status} ${r.reason}`);
         }
@@ -136,6 +144,6 @@ export async function learnMain(argv: string[]): Promise<number> {
   };
   await Promise.all(Array.from({ length: Math.min(o.maxRequests, Math.max(1, inputs.length)) }, worker));
   bar?.stop();
-  process.stdout.write(`learned: ${summary.learned}, skipped as duplicate: ${summary.duplicate}, failed: ${summary.failed}\n`);
+  process.stdout.write(`learned: ${summary.learned}, skipped as duplicate: ${summary.duplicate}, refused: ${summary.refused}, failed: ${summary.failed}\n`);
   return summary.failed > 0 ? 1 : 0;
 }

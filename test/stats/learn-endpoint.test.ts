@@ -162,7 +162,7 @@ test('mailsiftc learn_ham reads a Maildir and an mbox, and sums up learned, dupl
     const args = ['--import', 'tsx', cli, '-h', `127.0.0.1:${worker.port}`, '-P', 'enablepass', 'learn_ham', join(tmp, 'Maildir'), join(tmp, 'box.mbox')];
     const r = await run(process.execPath, args).catch((e: { stdout: string; stderr: string; code: number }) => e);
     // a is in the Maildir and again in the mbox: learned once, then a duplicate; tmp/ is skipped.
-    assert.equal(r.stdout.trim(), 'learned: 3, skipped as duplicate: 1, failed: 0', r.stderr);
+    assert.equal(r.stdout.trim(), 'learned: 3, skipped as duplicate: 1, refused: 0, failed: 0', r.stderr);
   } finally {
     await removeConfDir(tmp);
   }

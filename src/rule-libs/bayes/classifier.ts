@@ -128,7 +128,10 @@ export class BayesClassifier {
         if (c) {
           const inClass = req.cls === 'spam' ? c.prob : 1 - c.prob;
           if (inClass >= this.config.learn_prob_guard) {
-            throw new LearnError('LEARN_CONDITIONS_DENIED', `all learn conditions denied learning ${req.cls} in ${this.name}`);
+            // Rspamd logs its condition's reason and replies without it; the reason is in the
+            // reply here (after the text clients match on), so whoever trains can see why.
+            const why = `already in class ${req.cls}; probability ${((inClass - 0.5) * 200).toFixed(2)}%`;
+            throw new LearnError('LEARN_CONDITIONS_DENIED', `all learn conditions denied learning ${req.cls} in ${this.name}: ${why}`);
           }
         }
       }

@@ -1,0 +1,156 @@
+// One run of the accuracy bench against a real server: `mailsift serve` on a private copy of
+// conf/ with fresh stores, trained through the controller's /learnspam and /learnham exactly as
+// `rspamc learn_spam` sends them (learn conditions and all), then scanned through /checkv2.
+import http from 'node:http';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ScanClient } from '../src/client/index.js';
+import type { CorpusMessage } from './corpus.js';
+import { startMailsift, waitForPing, type RunningServer } from './servers.js';
+
+/** Scans in flight at once: enough to keep one scan worker busy, few enough to keep roughly the time order. */
+const SCAN_CONCURRENCY = 4;
+/** A learn or a scan that takes longer than this is a failure of the run, not a slow message. */
+const REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * The scan worker remembers "too few learns" for a second (src/modules/bayes/check.ts); waiting
+ * this long after the last learn makes every evaluation scan see the trained store.
+ */
+const AFTER_TRAINING_MS = 1_500;
+
+export interface ScanOutcome {
+  msg: CorpusMessage;
+  score: number;
+  action: string;
+  symbols: Record<string, number>;
+  /** Spam probability from the BAYES_SPAM/BAYES_HAM option, undefined without one. */
+  bayesProb?: number;
+}
+
+export interface LearnTally {
+  /** Per class: learned, and refused by reason (the reply's status and the start of its text). */
+  spam: Record<string, number>;
+  ham: Record<string, number>;
+  ms: number;
+}
+
+/**
+ * A mailsift server with its stores in its own temporary directory (every run starts untrained)
+ * and one scan worker; `bayesYaml` becomes its local.d/bayes.yaml.
+ */
+export async function startBenchServer(repoRoot: string, bayesYaml?: string): Promise<RunningServer> {
+  const server = await startMailsift(repoRoot, 1, {
+    patchConf: async (conf, confDir) => {
+      conf['data_dir'] = join(confDir, 'data');
+      conf['logging'] = { level: 'error', format: 'json' };
+      if (bayesYaml) {
+        await mkdir(join(confDir, 'local.d'), { recursive: true });
+        await writeFile(join(confDir, 'local.d', 'bayes.yaml'), bayesYaml);
+      }
+    },
+  });
+  // startMailsift waits for the scan port; the controller is another process and may come later.
+  try {
+    await waitForPing(server.controller!, undefined, () => 'the controller did not answer /ping');
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+  return server;
+}
+
+function hostPort(spec: string): { host: string; port: number } {
+  const i = spec.lastIndexOf(':');
+  return { host: spec.slice(0, i), port: Number(spec.slice(i + 1)) };
+}
+
+/** POST one message to the controller as rspamc does; resolves with the status and the reason phrase or error text. */
+function postLearn(agent: http.Agent, controller: string, path: string, body: Buffer, bulk: boolean): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = { 'User-Agent': 'rspamc', 'Content-Length': String(body.length) };
+  if (bulk) headers['Learn-Type'] = 'bulk';
+  return new Promise((resolve, reject) => {
+    const req = http.request({ ...hostPort(controller), agent, method: 'POST', path, headers, timeout: REQUEST_TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let err = res.statusMessage ?? '';
+        try {
+          err = (JSON.parse(text) as { error?: string }).error ?? err;
+        } catch { /* 204 has no body: the reason phrase is the text */ }
+        resolve({ status: res.statusCode ?? 0, text: err });
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no learn reply within ${REQUEST_TIMEOUT_MS} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A refusal's kind: its status and its text without the message-specific parts. */
+function refusalKind(status: number, text: string): string {
+  if (/already learned/.test(text)) return `${status} already learned`;
+  if (/less tokens/.test(text)) return `${status} too few tokens`;
+  const reason = /: (already in class \w+)/.exec(text)?.[1];
+  if (/learn conditions denied/.test(text)) return `${status} learn conditions denied${reason ? ` (${reason})` : ''}`;
+  return `${status} ${text.slice(0, 60)}`;
+}
+
+/** Learn `train` one message at a time, in order, through the controller. */
+export async function trainThroughController(server: RunningServer, train: readonly CorpusMessage[], bulk: boolean): Promise<LearnTally> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const tally: LearnTally = { spam: {}, ham: {}, ms: 0 };
+  const t0 = performance.now();
+  try {
+    for (const m of train) {
+      const cls = m.group === 'spam-1' ? 'spam' : 'ham';
+      const r = await postLearn(agent, server.controller!, cls === 'spam' ? '/learnspam' : '/learnham', m.bytes, bulk);
+      const kind = r.status === 200 ? 'learned' : refusalKind(r.status, r.text);
+      if (r.status >= 500 || r.status === 404) throw new Error(`${m.name}: learn failed: ${r.status} ${r.text}`);
+      tally[cls][kind] = (tally[cls][kind] ?? 0) + 1;
+    }
+  } finally {
+    agent.destroy();
+  }
+  tally.ms = performance.now() - t0;
+  await new Promise((r) => setTimeout(r, AFTER_TRAINING_MS));
+  return tally;
+}
+
+function bayesProbOf(symbols: Record<string, { options?: string[] }>): number | undefined {
+  for (const [name, sign] of [['BAYES_SPAM', 1], ['BAYES_HAM', -1]] as const) {
+    const opt = symbols[name]?.options?.[0];
+    if (opt) return 0.5 + (sign * Number.parseFloat(opt)) / 200;
+  }
+  return undefined;
+}
+
+/** Scan every message through /checkv2 with no envelope (the corpus has none an MTA would pass). */
+export async function scanAll(server: RunningServer, msgs: readonly CorpusMessage[]): Promise<ScanOutcome[]> {
+  const client = new ScanClient({ server: server.scan, timeoutMs: REQUEST_TIMEOUT_MS, userAgent: 'rspamc' });
+  const out = new Array<ScanOutcome>(msgs.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < msgs.length) {
+      const i = next++;
+      const m = msgs[i]!;
+      const r = await client.scan(m.bytes, { bodyBlock: false });
+      const syms = r.result.symbols ?? {};
+      const prob = bayesProbOf(syms);
+      out[i] = {
+        msg: m,
+        score: r.result.score ?? 0,
+        action: r.result.action ?? '',
+        symbols: Object.fromEntries(Object.values(syms).map((s) => [s.name, s.score])),
+        ...(prob !== undefined ? { bayesProb: prob } : {}),
+      };
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, worker));
+  } finally {
+    client.close();
+  }
+  return out;
+}
