@@ -24,7 +24,6 @@ import { quietLog, storesConfig } from '../storage/helpers.js';
  * below, so the list empties as they merge).
  */
 const PENDING: Record<string, string> = {
-  SENDER_REP_SPAM: 'the reputation module (IP_SCORE_FREEMAIL reads it)',
 };
 
 async function shippedRegistry(): Promise<{ registry: Registry; done(): Promise<void> }> {
