@@ -43,6 +43,16 @@ export interface WorkerHealth {
   /** From the worker's last heartbeat: requests in flight and heap in use (bytes). */
   inFlight?: number;
   heapUsed?: number;
+  /** Scans this worker process finished, and their actions (ACTION_ORDER), since it started. */
+  scanned?: number;
+  actions?: number[];
+}
+
+/** What one worker process has counted since it started (its share of the totals). */
+export interface ProcessCounts {
+  scanned: number;
+  learned: number;
+  actions: number[];
 }
 
 export interface StatsSnapshot {
@@ -51,6 +61,8 @@ export interface StatsSnapshot {
   heapUsed: number;
   rss: number;
   health: HealthInfo;
+  /** Per worker process (pid), for the status page's worker table. */
+  perProcess: Record<number, ProcessCounts>;
 }
 
 /** What the controller reads. Async because in cluster mode it is an IPC round trip. */
@@ -85,6 +97,8 @@ export class StatsHub implements StatsView, StatsSink {
   readonly #graph = new GraphSeries();
   readonly #errors: ErrorRing;
   readonly #procs = new Map<number, { heapUsed: number; rss: number }>();
+  /** Bounded by the live worker processes: forgetProcess drops an ended one. */
+  readonly #counts = new Map<number, ProcessCounts>();
   readonly #opts: StatsHubOptions;
   #timers: NodeJS.Timeout[] = [];
   #dirty = false;
@@ -143,13 +157,21 @@ export class StatsHub implements StatsView, StatsSink {
   delta(d: StatsDelta, proc?: { pid: number; heapUsed: number; rss: number }): void {
     applyDelta(this.#state, d);
     if (d.scanned > 0) this.#graph.add(Date.now() / 1000, d.actions);
-    if (proc) this.#procs.set(proc.pid, { heapUsed: proc.heapUsed, rss: proc.rss });
+    if (proc) {
+      this.#procs.set(proc.pid, { heapUsed: proc.heapUsed, rss: proc.rss });
+      const c = this.#counts.get(proc.pid) ?? { scanned: 0, learned: 0, actions: [] };
+      c.scanned += d.scanned;
+      c.learned += d.learned;
+      d.actions.forEach((n, i) => (c.actions[i] = (c.actions[i] ?? 0) + n));
+      this.#counts.set(proc.pid, c);
+    }
     this.#dirty = true;
   }
 
   /** A process is gone: its memory figures no longer count. */
   forgetProcess(pid: number): void {
     this.#procs.delete(pid);
+    this.#counts.delete(pid);
   }
 
   error(e: ErrorEntry): void {
@@ -181,6 +203,7 @@ export class StatsHub implements StatsView, StatsSink {
       heapUsed,
       rss,
       health: this.#opts.health?.() ?? { scanners: 1, alive: 1 },
+      perProcess: Object.fromEntries([...this.#counts].map(([pid, c]) => [pid, structuredClone(c)])),
     };
   }
 

@@ -57,7 +57,7 @@ test('the README controller examples work as written on the shipped configuratio
     const listen = await srv.waitFor((l: LogLine) => l.worker === 'controller' && typeof l.port === 'number' && /^listening on /.test(l.msg), 'the controller listener', 60_000);
     const port = listen.port!;
     // /health reports the scan worker too: wait until it is serving, not just the controller.
-    await srv.waitFor((l: LogLine) => l.worker === 'normal' && typeof l.port === 'number' && /^listening on /.test(l.msg), 'the normal listener', 60_000);
+    const normalPort = (await srv.waitFor((l: LogLine) => l.worker === 'normal' && typeof l.port === 'number' && /^listening on /.test(l.msg), 'the normal listener', 60_000)).port!;
     const warning = srv.lines.find((l) => l.level === 40 && l.msg.startsWith('no controller password is configured'));
     assert.ok(warning, `a start-up warning names the open controller:\n${srv.output()}`);
 
@@ -80,6 +80,19 @@ test('the README controller examples work as written on the shipped configuratio
       }
       else assert.doesNotThrow(() => JSON.parse(r.body), `${line}: a JSON reply`);
     }
+    // /health counts each worker's own scans: one scan on the scan port shows on the normal worker.
+    const scanned = await fetch(`http://127.0.0.1:${normalPort}/checkv2`, { method: 'POST', body: GTUBE_MESSAGE });
+    assert.equal(scanned.status, 200);
+    const healthLine = lines.find((l) => l.includes('/health'))!;
+    let normal: { scanned?: number; actions?: Record<string, number> } | undefined;
+    for (let i = 0; i < 100 && !(normal?.scanned && normal.scanned >= 1); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const h = JSON.parse((await curl(healthLine, port)).body) as { workers: Array<{ role: string; scanned?: number; actions?: Record<string, number> }> };
+      normal = h.workers.find((w) => w.role === 'normal');
+    }
+    assert.equal(normal?.scanned, 1, JSON.stringify(normal));
+    assert.equal(normal?.actions?.reject, 1, JSON.stringify(normal));
+
     const stat = JSON.parse((await curl(lines[0]!, port)).body) as { read_only: boolean };
     assert.equal(stat.read_only, false);
 

@@ -55,6 +55,9 @@ export interface WorkerHealth {
   startedAt?: number;
   inFlight?: number;
   heapUsed?: number;
+  /** Scans this worker process finished since it started, and their actions. */
+  scanned?: number;
+  actions?: Record<string, number>;
 }
 
 export interface StoreHealth {

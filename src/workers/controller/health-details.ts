@@ -5,6 +5,7 @@
 import { DEADLINE_PASSED, withDeadline } from '../../core/deadline.js';
 import type { CoreContext } from './core-context.js';
 import { jsonReply } from './json.js';
+import { ACTION_ORDER } from '../../observability/server-stats.js';
 import type { ControllerRoute } from './types.js';
 
 /** How long a store may take to answer the probe before it counts as unreachable. */
@@ -47,13 +48,18 @@ export function healthDetailsRoutes(ctx: CoreContext): ControllerRoute[] {
           probe('kv', backendOf('kv'), () => stores.kv.get('mailsift:health-probe')),
         ]);
         const h = snap.health;
+        const ownCounts = (pid: number | undefined) => {
+          const c = pid === undefined ? undefined : snap.perProcess?.[pid];
+          return c ? { scanned: c.scanned, actions: Object.fromEntries(ACTION_ORDER.map((a, i) => [a, c.actions[i] ?? 0])) } : {};
+        };
+        const workers = h.workers ?? [{ role: 'single', pid: process.pid, state: 'up', restarts: 0, startedAt: ctx.startedAt, heapUsed: process.memoryUsage().heapUsed }];
         return jsonReply({
           version: ctx.version,
           uptime: Math.floor((Date.now() - ctx.startedAt) / 1000),
           scanners: h.scanners,
           alive: h.alive,
           down: h.down ?? [],
-          workers: h.workers ?? [{ role: 'single', pid: process.pid, state: 'up', restarts: 0, startedAt: ctx.startedAt, heapUsed: process.memoryUsage().heapUsed }],
+          workers: workers.map((w) => ({ ...w, ...ownCounts(w.pid) })),
           stores: probes,
           heap_used: snap.heapUsed,
           rss: snap.rss,

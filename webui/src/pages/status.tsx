@@ -21,6 +21,11 @@ const RANGES: ReadonlyArray<{ id: string; label: string; type: GraphType; cutSec
 ];
 const actionVar = (a: string): string => `--action-${a.replace(/\s+/g, '-')}`;
 
+/** Scans given a spam action (everything but `no action` and `greylist`), as /stat counts spam. */
+function spamOf(actions: Record<string, number>): number {
+  return Object.entries(actions).reduce((n, [a, k]) => (a === 'no action' || a === 'greylist' ? n : n + k), 0);
+}
+
 export function StatusPage({ api, session }: PageProps) {
   const [range, setRange] = useState('day');
   const [auto, setAuto] = useState(true);
@@ -99,6 +104,8 @@ export function StatusPage({ api, session }: PageProps) {
                   <th scope="col">PID</th>
                   <th scope="col">State</th>
                   <th scope="col" class="num">Restarts</th>
+                  <th scope="col" class="num">Scanned</th>
+                  <th scope="col" class="num">Spam</th>
                   <th scope="col" class="num">In flight</th>
                   <th scope="col" class="num">Heap</th>
                   <th scope="col">Up since</th>
@@ -113,6 +120,8 @@ export function StatusPage({ api, session }: PageProps) {
                       <span class={`badge ${w.state === 'up' ? 'ok' : 'bad'}`}>{w.state}</span>
                     </td>
                     <td class="num">{w.restarts}</td>
+                    <td class="num" data-testid="worker-scanned">{w.scanned ?? '–'}</td>
+                    <td class="num">{w.actions ? spamOf(w.actions) : '–'}</td>
                     <td class="num">{w.inFlight ?? '–'}</td>
                     <td class="num">{w.heapUsed !== undefined ? fmtBytes(w.heapUsed) : '–'}</td>
                     <td>{w.startedAt ? fmtTime(w.startedAt / 1000) : '–'}</td>
