@@ -1,0 +1,185 @@
+// In-process CPU of whole scans on the development split (easy-ham-1, hard-ham-1, spam-1), and
+// the verdicts they give. Every DNS lookup is answered NXDOMAIN with an SOA of TTL 0 by a stub
+// in a child process (its CPU is not counted), so each pass does the DNS work of a fresh one.
+// Run it with tsx (npx tsx scripts/scan-cpu.ts …; tsx adds a __name wrapper to every function,
+// which shows in profiles), or from a plain transform of the tree, which is what the server runs:
+//   node_modules/.bin/esbuild $(find src -name '*.ts' ! -name '*.d.ts') bench/corpus.ts scripts/scan-cpu.ts \
+//     --outdir=.tmp/b --outbase=. --format=esm --platform=node --target=node20 && cp -r conf .tmp/b/ \
+//     && ln -s "$PWD/node_modules" .tmp/b/node_modules
+// (build the commit before a change into .tmp/a the same way, then `node .tmp/a/scripts/scan-cpu.js ab .tmp/b`).
+//   node <build>/scripts/scan-cpu.js dump /tmp/verdicts.json       action + symbols (2 dp) per message
+//   node <build>/scripts/scan-cpu.js cpu [--rounds 5] [--concurrency 8] [--limit n] [--prof f.cpuprofile]
+//     (--prof: the measured rounds only; summarise with scripts/cpu-profile-summary.mjs; SEND_CPU=1: CPU inside UDP sends)
+//   node <build>/scripts/scan-cpu.js ab <other build> [--rounds 10] [--limit 600]
+// `ab` loads both builds into one process and alternates rounds between their engines, so a
+// machine whose load drifts (shared cores) slows both sides alike; it prints each side's median
+// and the median of the paired differences.
+import { spawn } from 'node:child_process';
+import { Session } from 'node:inspector/promises';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = join(dirname(fileURLToPath(import.meta.url)), '..');
+const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
+const STUB = `
+import dgram from 'node:dgram';
+const sock = dgram.createSocket('udp4');
+const soa = Buffer.from([0,0,6,0,1,0,0,0,0,0,22,0,0,0,0,0,1,0,0,0,60,0,0,0,60,0,0,2,88,0,0,0,0]);
+sock.on('message', (q, r) => {
+  if (q.length < 12) return;
+  let i = 12;
+  while (i < q.length && q[i] !== 0) i += q[i] + 1;
+  i += 5;
+  const head = Buffer.from(q.subarray(0, 12));
+  head[2] = 0x84 | (q[2] & 1); head[3] = 3;
+  head.writeUInt16BE(1, 4); head.writeUInt16BE(0, 6); head.writeUInt16BE(1, 8); head.writeUInt16BE(0, 10);
+  sock.send(Buffer.concat([head, q.subarray(12, i), soa]), r.port, r.address);
+});
+sock.bind(0, '127.0.0.1', () => process.stdout.write(sock.address().port + '\\n'));
+`;
+
+async function startStub(): Promise<{ port: number; stop(): void }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', STUB], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((res) => child.stdout.once('data', (d: Buffer) => res(Number(d.toString().trim()))));
+  return { port, stop: () => child.kill() };
+}
+
+function arg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+interface Verdict { action: string; symbols: string[] }
+interface Side { name: string; pass(): Promise<Verdict[]>; close(): Promise<void> }
+
+/** An engine of the build at `root` (every built-in module, stores in a scratch directory). */
+async function side(root: string, dnsPort: number, messages: Buffer[], concurrency: number): Promise<Side> {
+  // The build's own modules, so two builds can be compared in one process.
+  const imp = (p: string): Promise<any> => import(pathToFileURL(join(root, p)).href); // eslint-disable-line @typescript-eslint/no-explicit-any -- modules of another build
+  const [{ loadConfig }, { createEngine }, { createMapRegistry }, { builtinModules }, { emptyMeta }, { createNetServices }, { openStores }] = await Promise.all([
+    imp('src/config/load.js'), imp('src/engine/index.js'), imp('src/maps/index.js'), imp('src/modules/index.js'),
+    imp('src/plugin-api/index.js'), imp('src/net/index.js'), imp('src/storage/index.js'),
+  ]);
+  const data = mkdtempSync(join(tmpdir(), 'scan-cpu-'));
+  const cfg = await loadConfig(join(root, 'conf'));
+  cfg.dataDir = data;
+  const stores = await openStores(cfg, quiet);
+  const net = createNetServices({ dns: { ...cfg.engine.dns, servers: [`127.0.0.1:${dnsPort}`], retransmits: 0 } });
+  const maps = createMapRegistry({ baseDir: cfg.dir, log: quiet });
+  const engine = await createEngine(cfg.engine, builtinModules, { stores, log: quiet, net, maps });
+  return {
+    name: root,
+    async pass() {
+      const out = new Array<Verdict>(messages.length);
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        while (next < messages.length) {
+          const i = next++;
+          const r = await engine.scan(messages[i]!, emptyMeta());
+          out[i] = { action: r.action, symbols: r.symbols.map((s: { name: string; score: number }) => `${s.name}:${s.score.toFixed(2)}`).sort() };
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, lane));
+      return out;
+    },
+    async close() {
+      await net.close();
+      await stores.close();
+      maps.close();
+      rmSync(data, { recursive: true, force: true });
+    },
+  };
+}
+
+/** With SEND_CPU=1: the CPU spent inside dgram sends, to see what the DNS datagrams cost alone. */
+const sendCpu = { n: 0, us: 0 };
+if (process.env['SEND_CPU']) {
+  const dgram = await import('node:dgram');
+  const orig = dgram.Socket.prototype.send;
+  dgram.Socket.prototype.send = function (this: unknown, ...args: unknown[]) {
+    const c0 = process.cpuUsage();
+    try { return (orig as (...a: unknown[]) => void).apply(this, args); } finally {
+      const c = process.cpuUsage(c0);
+      sendCpu.n++;
+      sendCpu.us += c.user + c.system;
+    }
+  } as typeof orig;
+}
+
+async function cpuOf(s: Side, n: number): Promise<number> {
+  sendCpu.n = 0; sendCpu.us = 0;
+  const c0 = process.cpuUsage();
+  await s.pass();
+  const c = process.cpuUsage(c0);
+  if (sendCpu.n > 0) console.log(`  ${s.name}: ${(sendCpu.n / n).toFixed(1)} sends/msg, ${(sendCpu.us / sendCpu.n).toFixed(1)} µs CPU each, ${(sendCpu.us / 1000 / n).toFixed(3)} ms/msg`);
+  return (c.user + c.system) / 1000 / n;
+}
+
+async function main(): Promise<void> {
+  const mode = process.argv[2] ?? 'cpu';
+  const { loadCorpus } = await import(pathToFileURL(join(here, 'bench/corpus.js')).href);
+  const limit = arg('--limit', mode === 'ab' ? 600 : 0);
+  const corpus: Array<{ name: string; bytes: Buffer }> = await loadCorpus(here, limit > 0 ? limit : undefined);
+  const messages = corpus.map((m) => m.bytes);
+  const conc = arg('--concurrency', 8);
+  const stub = await startStub();
+  const sides: Side[] = [];
+  try {
+    const a = await side(here, stub.port, messages, conc);
+    sides.push(a);
+    if (mode === 'dump') {
+      const out = await a.pass();
+      const file = process.argv[3] ?? '/tmp/verdicts.json';
+      writeFileSync(file, JSON.stringify(Object.fromEntries(corpus.map((m, i) => [m.name, out[i]]))));
+      console.log(`${corpus.length} verdicts written to ${file}`);
+      return;
+    }
+    if (mode === 'ab') {
+      const b = await side(resolve(process.argv[3]!), stub.port, messages, conc);
+      sides.push(b);
+      await a.pass();
+      await b.pass();
+      const rounds = arg('--rounds', 10);
+      const xa: number[] = [], xb: number[] = [], diff: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        // Alternate which side goes first, so neither always runs after the other's garbage.
+        const [ca, cb] = r % 2 === 0 ? [await cpuOf(a, messages.length), await cpuOf(b, messages.length)] : [await cpuOf(b, messages.length), await cpuOf(a, messages.length)].reverse() as [number, number];
+        xa.push(ca); xb.push(cb); diff.push(cb - ca);
+        console.log(`round ${r + 1}: A ${ca.toFixed(3)}  B ${cb.toFixed(3)} ms CPU/msg`);
+      }
+      console.log(`A ${a.name}: median ${median(xa).toFixed(3)} ms CPU/msg`);
+      console.log(`B ${b.name}: median ${median(xb).toFixed(3)} ms CPU/msg`);
+      console.log(`B − A: median ${median(diff).toFixed(3)} ms/msg (${((100 * median(diff)) / median(xa)).toFixed(1)} %), ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
+      return;
+    }
+    await a.pass(); // warm-up: JIT, lazy setup
+    const rounds = arg('--rounds', 5);
+    const profAt = process.argv.indexOf('--prof');
+    const session = profAt > 0 ? new Session() : undefined;
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 250 });
+      await session.post('Profiler.start');
+    }
+    const per: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      per.push(await cpuOf(a, messages.length));
+      console.log(`round ${r + 1}: ${per.at(-1)!.toFixed(3)} ms CPU/msg`);
+    }
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(process.argv[profAt + 1]!, JSON.stringify(profile));
+    }
+    console.log(`median ${median(per).toFixed(3)} ms CPU/msg over ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
+  } finally {
+    for (const s of sides) await s.close();
+    stub.stop();
+  }
+}
+
+await main();
