@@ -12,6 +12,7 @@ import net from 'node:net';
 import { appendFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bindUdpAndTcp } from '../test/helpers/dns-server.js';
 
 const HEADER_BYTES = 12;
 const RCODE_NXDOMAIN = 3;
@@ -77,16 +78,14 @@ export function nxdomainReply(q: Buffer): Buffer | undefined {
 
 export interface RunningStub { port: number; close(): Promise<void> }
 
-/** Serves on 127.0.0.1:`port` (UDP and TCP); `log`: a file to append one line per query to. */
+/** Serves on `host`:`port` (UDP and TCP; port 0: a free pair on 127.0.0.1); `log`: a file to append one line per query to. */
 export async function serveStub(host: string, port: number, log?: string): Promise<RunningStub> {
   const note = log ? (proto: string, q: Buffer): void => appendFileSync(log, `${(Date.now() / 1000).toFixed(6)} ${proto} ${q.length} bytes id=${q.length >= 2 ? q.readUInt16BE(0) : -1}\n`) : undefined;
-  const udp = dgram.createSocket('udp4');
-  udp.on('message', (q, peer) => {
+  const onQuery = (udp: dgram.Socket) => (q: Buffer, peer: dgram.RemoteInfo): void => {
     note?.('udp', q);
     const r = nxdomainReply(q);
     if (r) udp.send(r, peer.port, peer.address);
-  });
-  udp.on('error', () => { /* a send to a vanished client: nothing to do */ });
+  };
   const sockets = new Set<net.Socket>();
   const tcp = net.createServer((sock) => {
     sockets.add(sock);
@@ -108,12 +107,22 @@ export async function serveStub(host: string, port: number, log?: string): Promi
       if (buf.length > MAX_TCP_PENDING) sock.destroy();
     });
   });
-  await new Promise<void>((ok, fail) => { udp.once('error', fail); udp.bind(port, host, () => { udp.off('error', fail); ok(); }); });
-  const bound = udp.address().port;
-  await new Promise<void>((ok, fail) => { tcp.once('error', fail); tcp.listen(bound, host, () => { tcp.off('error', fail); ok(); }); }).catch((e: unknown) => {
-    udp.close();
-    throw e;
-  });
+  let udp: dgram.Socket;
+  let bound: number;
+  if (port === 0) {
+    // The tests' binder: it retries when the kernel's free UDP port is taken for TCP.
+    ({ udp, port: bound } = await bindUdpAndTcp(tcp, onQuery));
+  } else {
+    udp = dgram.createSocket('udp4');
+    udp.on('message', onQuery(udp));
+    await new Promise<void>((ok, fail) => { udp.once('error', fail); udp.bind(port, host, () => { udp.off('error', fail); ok(); }); });
+    await new Promise<void>((ok, fail) => { tcp.once('error', fail); tcp.listen(port, host, () => { tcp.off('error', fail); ok(); }); }).catch((e: unknown) => {
+      udp.close();
+      throw e;
+    });
+    bound = port;
+  }
+  udp.on('error', () => { /* a send to a vanished client: nothing to do */ });
   return {
     port: bound,
     close: async () => {
