@@ -61,8 +61,9 @@ function exchange(address: string, wire: Buffer): Promise<{ status: number; body
 
 /** A refusal's short name: the status and the reason's first words. */
 function refusal(status: number, body: string): string {
-  const m = /"error"\s*:\s*"([^"]{0,60})/.exec(body);
-  return `${status}${m ? ` ${m[1]}` : ''}`;
+  const m = /"error"\s*:\s*"([^"]{0,80})/.exec(body);
+  // Message ids and numbers out, so refusals of one kind count together.
+  return `${status}${m ? ` ${m[1]!.replace(/<[^>]*>?/g, '<id>').replace(/\d+(\.\d+)?/g, 'N')}` : ''}`;
 }
 
 /** Trains the classifier behind `controller` on `messages` (spam folders as spam, the rest ham). */
