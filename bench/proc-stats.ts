@@ -32,6 +32,11 @@ function readStat(pid: number): ProcInfo | undefined {
   }
 }
 
+/** The parent of `pid`, or undefined once it has exited. */
+export function parentPid(pid: number): number | undefined {
+  return readStat(pid)?.ppid;
+}
+
 /** The given roots and all their live descendants. */
 export function processTree(roots: number[]): number[] {
   const all: ProcInfo[] = [];
@@ -95,27 +100,70 @@ export function rssBytesOf(pids: number[]): number {
   return sum;
 }
 
+/** PSS of one process in KiB (VmRSS where smaps_rollup cannot be read); 0 once it has exited. */
+export function pssKiB(pid: number): number {
+  return Math.round(rssBytesOf([pid]) / 1024);
+}
+
+/** The whole tree's memory at its peak sample, process by process. */
+export interface PssPeak {
+  /** Summed PSS of every process at the sample where the sum was highest, KiB. */
+  totalKiB: number;
+  /** That sample, process by process: [role, KiB], largest first. */
+  processes: Array<[string, number]>;
+  /** Each role's own peak over the run (summed over its processes per sample), KiB. */
+  rolePeakKiB: Record<string, number>;
+}
+
 /**
- * Samples the tree's summed memory until stopped; `peak` is the highest sum seen. Each sample
- * reads /proc (every process's stat, then smaps_rollup of the tree), a few ms of the benchmark
- * process's CPU on the cores the server needs: 4 samples a second keep that under 2 %.
+ * Samples the server's processes until stopped; the peak is the highest summed PSS seen, with
+ * what each process held at that moment. Each sample reads /proc (the pids' smaps_rollup, and
+ * every process's stat when `pids` walks the tree), a few ms of the benchmark process's CPU on
+ * the cores the server needs: 4 samples a second keep that under 2 %.
  */
-export class RssSampler {
-  peak = 0;
+export class PssSampler {
+  #peak: PssPeak = { totalKiB: 0, processes: [], rolePeakKiB: {} };
   readonly #timer: NodeJS.Timeout;
-  /** `exact`: `roots` lists every process to count (no descendants added). */
-  constructor(readonly roots: () => number[], intervalMs = 250, readonly exact = false) {
+  /** `pids`: every process to count, exactly; `roleOf` names each one in the breakdown. */
+  constructor(readonly pids: () => number[], readonly roleOf: (pid: number) => string, intervalMs = 250) {
     this.sample();
     this.#timer = setInterval(() => this.sample(), intervalMs);
     this.#timer.unref();
   }
   sample(): void {
-    this.peak = Math.max(this.peak, this.exact ? rssBytesOf(this.roots()) : treeRssBytes(this.roots()));
+    const processes: Array<[string, number]> = [];
+    const byRole: Record<string, number> = {};
+    let total = 0;
+    for (const pid of this.pids()) {
+      const kib = pssKiB(pid);
+      if (kib === 0) continue;
+      const role = this.roleOf(pid);
+      processes.push([role, kib]);
+      byRole[role] = (byRole[role] ?? 0) + kib;
+      total += kib;
+    }
+    for (const [role, kib] of Object.entries(byRole)) this.#peak.rolePeakKiB[role] = Math.max(this.#peak.rolePeakKiB[role] ?? 0, kib);
+    if (total > this.#peak.totalKiB) {
+      this.#peak.totalKiB = total;
+      this.#peak.processes = processes.sort((a, b) => b[1] - a[1]);
+    }
   }
-  stop(): number {
+  stop(): PssPeak {
     clearInterval(this.#timer);
     this.sample();
-    return this.peak;
+    return this.#peak;
+  }
+}
+
+/** The role of one of the reference Rspamd's processes (its process title), or its redis. */
+export function rspamdRole(pid: number): string {
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1').replace(/\0+$/, '').replace(/\0/g, ' ');
+    if (cmd.startsWith('redis-server')) return 'redis';
+    const m = /^rspamd: ([a-z_ ]+?) process/.exec(cmd);
+    return m ? m[1]!.replace(' ', '-') : 'other';
+  } catch {
+    return 'other';
   }
 }
 

@@ -1,18 +1,16 @@
 // Starting and stopping the servers the benchmark measures: mailsift (`serve`, N normal workers,
 // on free ports, from a private copy of conf/) and the reference Rspamd from
-// /work/shared/tools/reference-rspamd (2 workers, DNS stub answering NXDOMAIN).
+// /work/shared/tools/reference-rspamd (2 workers), each with the DNS stub of dns-stub.ts.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
-import dgram from 'node:dgram';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ScanClient } from '../src/client/index.js';
-import { encodeQuery } from '../src/net/dns-wire.js';
-import { startDnsServer } from '../test/helpers/dns-server.js';
 
 const execFileP = promisify(execFile);
 
@@ -24,6 +22,9 @@ const STOP_GRACE_MS = 5_000;
 export const REFERENCE_RSPAMD_DIR = '/work/shared/tools/reference-rspamd';
 const RSPAMD_STATE = process.env.BENCH_RSPAMD ?? '/tmp/bench-rspamd';
 const RSPAMD_SCAN = '127.0.0.1:24333';
+const RSPAMD_CONTROLLER = '127.0.0.1:24334';
+/** Where rspamd.sh's configuration sends Rspamd's DNS queries. */
+const RSPAMD_DNS_PORT = 24353;
 
 export interface RunningServer {
   name: string;
@@ -65,57 +66,45 @@ export async function waitForPing(scan: string, child: ChildProcess | undefined,
   }
 }
 
-interface DnsStub { address: string; close(): Promise<void> }
+export interface DnsStub { address: string; pid: number; close(): Promise<void> }
 
-/** Resolves once something answers a DNS query on `port` (the stub has bound its socket). */
-async function waitForDns(port: number, child: ChildProcess): Promise<void> {
-  const query = encodeQuery(1, 'ready.test', 'A');
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`DNS stub exited with code ${child.exitCode}`);
-    const answered = await new Promise<boolean>((resolve) => {
-      const sock = dgram.createSocket('udp4');
-      const done = (ok: boolean): void => { clearTimeout(t); sock.close(); resolve(ok); };
-      const t = setTimeout(() => done(false), 200);
-      sock.on('message', () => done(true));
-      sock.on('error', () => done(false));
-      sock.send(query, port, '127.0.0.1');
-    });
-    if (answered) return;
-    if (Date.now() > deadline) throw new Error(`DNS stub did not answer on port ${port}`);
-  }
+/** The command that runs a bench script: the built one beside this file, or its source through tsx. */
+function benchScript(name: string): string[] {
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  return import.meta.url.endsWith('.ts') ? ['--import', 'tsx', join(here, `${name}.ts`)] : [join(here, `${name}.js`)];
 }
 
 /**
- * The reference Rspamd's own DNS stub (dnsstub.py: NXDOMAIN for every name, no SOA), in its own
- * process on a free port: both filters meet the same answers, and the stub's CPU is neither
- * the server's nor the benchmark client's. Falls back to the in-process test server when the
- * reference tools are not installed.
+ * The benchmarks' DNS stub (dns-stub.ts: NXDOMAIN with an SOA of TTL 0 for every name) in its
+ * own process on `port` (default: a free one): the servers meet the same answers, never cache
+ * them, and the stub's CPU is neither a server's nor the benchmark client's.
  */
-async function startNxdomainStub(): Promise<DnsStub> {
-  const script = join(REFERENCE_RSPAMD_DIR, 'dnsstub.py');
-  if (!existsSync(script)) {
-    const dns = await startDnsServer({ zone: {} });
-    return { address: dns.address, close: () => dns.close() };
-  }
-  const port = await freePort();
-  // BENCH_DNS_LOG: the stub appends every query mailsift makes to this file (the reference
-  // Rspamd's stub takes DNSSTUB_LOG), to compare the lookups both filters make per message.
+export async function startDnsStub(port = 0): Promise<DnsStub> {
+  // BENCH_DNS_LOG: the stub appends a line per query to this file (to count the lookups per message).
   const log = process.env.BENCH_DNS_LOG ? ['--log', process.env.BENCH_DNS_LOG] : [];
-  const child = spawn('python3', [script, '--addr', '127.0.0.1', '--port', String(port), ...log], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [...benchScript('dns-stub'), '--addr', '127.0.0.1', '--port', String(port), ...log], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
   const close = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await exited;
   };
-  try {
-    await waitForDns(port, child);
-  } catch (e) {
+  const bound = await new Promise<number>((ok, fail) => {
+    const t = setTimeout(() => fail(new Error(`DNS stub did not start within ${START_TIMEOUT_MS} ms: ${output}`)), START_TIMEOUT_MS);
+    const onData = (c: Buffer): void => {
+      output += c.toString();
+      const m = /listening (\d+)/.exec(output);
+      if (m) { clearTimeout(t); ok(Number(m[1])); }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => { clearTimeout(t); fail(new Error(`DNS stub exited with code ${code}${port ? ` (is 127.0.0.1:${port} taken?)` : ''}: ${output.slice(-2000)}`)); });
+  }).catch(async (e: unknown) => {
     await close();
     throw e;
-  }
-  return { address: `127.0.0.1:${port}`, close };
+  });
+  return { address: `127.0.0.1:${bound}`, pid: child.pid!, close };
 }
 
 /** The part of mailsift.yaml the benchmark rewrites; everything else is kept as shipped. */
@@ -143,6 +132,8 @@ export interface MailsiftStartOptions {
   nodeArgs?: string[];
   /** Every chunk the server writes to stdout or stderr. */
   onOutput?: (chunk: string) => void;
+  /** A DNS stub to use (its owner stops it); by default the server gets one of its own. */
+  dns?: DnsStub;
 }
 
 /** Start `mailsift serve` with `workers` normal workers on free loopback ports. */
@@ -159,8 +150,12 @@ export async function startMailsift(repoRoot: string, workers: number, extra: Ma
     controller: { ...(conf.workers?.controller ?? {}), bind: `127.0.0.1:${controllerPort}` },
   };
   // Like the reference Rspamd, every DNS query is answered NXDOMAIN at once by a loopback stub,
-  // so DNS-based rules fail fast the same way for both filters (and nothing leaves the machine).
-  const dns = await startNxdomainStub();
+  // so DNS-based rules fail fast the same way for both filters (and nothing leaves the machine);
+  // its SOA of TTL 0 keeps the answers out of the resolver's cache.
+  // Stores of the run's own (conf/'s data_dir is ../data, which from a temporary copy is a
+  // directory every run on the machine would share, trained Bayes and all).
+  conf.data_dir = join(confDir, 'data');
+  const dns = extra.dns ? { ...extra.dns, close: async () => undefined } : await startDnsStub();
   conf.dns = { ...((conf.dns as Record<string, unknown> | undefined) ?? {}), nameserver: [dns.address] };
   await extra.patchConf?.(conf, confDir);
   await writeFile(mainFile, stringifyYaml(conf));
@@ -225,19 +220,31 @@ function pidFile(name: string): number | undefined {
   }
 }
 
-/** Start the reference Rspamd (scan worker on 127.0.0.1:24333); its redis counts towards its CPU and memory. */
+/**
+ * Start the reference Rspamd (scan worker on 127.0.0.1:24333, controller on 24334); its redis
+ * (Bayes) counts towards its CPU and memory. rspamd.sh points Rspamd's resolver at 127.0.0.1:24353
+ * and starts its own stub there (NXDOMAIN without an SOA) unless its pid file names a live one:
+ * ours is started on that port first and recorded there, so Rspamd meets the same answers as
+ * mailsift (`rspamd.sh stop` stops it by that pid).
+ */
 export async function startReferenceRspamd(workers: number): Promise<RunningServer> {
   const script = join(REFERENCE_RSPAMD_DIR, 'rspamd.sh');
   const env = { ...process.env, RSPAMD_WORKERS: String(workers), RSPAMD_LOGLEVEL: 'error' };
+  if (pidFile('rspamd-main') !== undefined) throw new Error(`a reference Rspamd is already running (${RSPAMD_STATE}/run/rspamd-main.pid): stop it with ${script} stop`);
+  const dns = await startDnsStub(RSPAMD_DNS_PORT);
+  await mkdir(join(RSPAMD_STATE, 'run'), { recursive: true });
+  await writeFile(join(RSPAMD_STATE, 'run', 'dnsstub.pid'), `${dns.pid}\n`);
+  const stop = async (): Promise<void> => {
+    await execFileP('bash', [script, 'stop'], { env, timeout: 30_000 }).catch(() => undefined);
+    await dns.close();
+  };
   try {
     await execFileP('bash', [script, 'start'], { env, timeout: START_TIMEOUT_MS });
   } catch (e) {
+    await stop();
     const err = e as { stdout?: string; stderr?: string; message: string };
     throw new Error(`reference Rspamd did not start: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
   }
-  const stop = async (): Promise<void> => {
-    await execFileP('bash', [script, 'stop'], { env, timeout: 30_000 }).catch(() => undefined);
-  };
   try {
     await waitForPing(RSPAMD_SCAN, undefined, () => 'see /tmp/bench-rspamd/log');
   } catch (e) {
@@ -247,7 +254,13 @@ export async function startReferenceRspamd(workers: number): Promise<RunningServ
   return {
     name: 'rspamd',
     scan: RSPAMD_SCAN,
+    controller: RSPAMD_CONTROLLER,
     pids: () => [pidFile('rspamd-main'), pidFile('redis')].filter((p): p is number => p !== undefined),
     stop,
   };
+}
+
+/** Empties the reference Rspamd's Bayes (its private redis), before training it afresh. */
+export async function flushReferenceBayes(): Promise<void> {
+  await execFileP('bash', [join(REFERENCE_RSPAMD_DIR, 'rspamd.sh'), 'flush-bayes'], { timeout: 30_000 });
 }

@@ -1,34 +1,42 @@
 // npm run bench: whole-scan throughput of mailsift (and, with --rspamd, of the reference Rspamd
 // in the same run) on the corpus's development split over keep-alive HTTP, at several
-// concurrencies. Prints messages/s, p50/p99 latency, server CPU ms per message and peak RSS.
+// concurrencies. Prints messages/s, p50/p99 latency, server CPU ms per message and the peak PSS
+// of each server's whole process tree (with what each process held at that peak).
 // mailsift is measured reached three ways in the same run (--via, vias.ts): directly, through
 // the proxy worker's HTTP relay, and through its milter front end, and the relays' overhead
 // over direct (CPU per message, p50) is printed after the table.
-// Both servers get the same treatment: the same messages, client, concurrency and DNS stub, and
-// the same unmeasured warm-up pass, and an idle minute before each measured pass (see
-// WARMUP_SETTLE_MS).
+// Both servers get the same treatment: the same messages, client, concurrency and DNS stub
+// (dns-stub.ts: NXDOMAIN with an SOA of TTL 0, so neither caches an answer), the same unmeasured
+// warm-up pass, and with --trained the same training (train.ts). --split measures any corpus
+// folder instead of the development split.
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import { Command } from 'commander';
-import { loadCorpus, shuffled, type CorpusMessage } from './corpus.js';
+import { loadCorpus, loadFolder, shuffled, type CorpusMessage } from './corpus.js';
 import { LeanMilterConnection, milterMessage } from './milter-client.js';
-import { cpuMsOf, processTree, RssSampler } from './proc-stats.js';
-import { startReferenceRspamd, type RunningServer } from './servers.js';
+import { cpuMsOf, processTree, PssSampler, rspamdRole, type PssPeak } from './proc-stats.js';
+import { flushReferenceBayes, startReferenceRspamd, type RunningServer } from './servers.js';
+import { BAYES_STORES, bayesPlacement, tallyText, trainThroughController, type BayesPlacement, type BayesStore } from './train.js';
 import { parseVias, startMailsiftVias, type MailsiftVias, type Via } from './vias.js';
 
 /**
  * Warm-up: before its measured runs, each server scans the same messages once, unmeasured, at
  * concurrency 8 (by default the whole corpus; `--warmup <n>` for fewer, 0 for none), so the
  * measurement is of a long-running server whose JIT (V8's for mailsift, LuaJIT's for Rspamd) has
- * compiled its hot paths, not of its first minute. Then it idles WARMUP_SETTLE_MS before each
- * measured pass: the stub's NXDOMAIN answers carry no SOA, which mailsift's resolver caches for
- * 60 s, so without the pause a pass would replay DNS answers cached by the pass before it (Rspamd
- * keeps no DNS cache), and mailsift would be measured doing less DNS work than a fresh pass needs.
+ * compiled its hot paths, not of its first minute.
  */
 const WARMUP_CONCURRENCY = 8;
-const WARMUP_SETTLE_MS = 61_000;
+/**
+ * Idle time before each measured pass of a server: none. The stub's NXDOMAIN answers carry an
+ * SOA of TTL 0, which mailsift's resolver does not cache (RFC 2308: a negative answer is kept
+ * min(SOA TTL, MINIMUM) seconds; test/bench/dns-stub.test.ts checks it), and Rspamd 3.4 keeps no
+ * DNS cache: a pass right after another does the same DNS work as the first. (With the old stub's
+ * SOA-less answers, cached 60 s, a pass had to wait a minute not to replay the one before.)
+ * `--settle` still adds a pause, e.g. to let a machine's other load pass.
+ */
+const DEFAULT_SETTLE_MS = 0;
 /**
  * Arrival order. `grouped` (the default, as every earlier figure was measured) sends the messages
  * folder by folder, so the 250 hard-ham messages (HTML-heavy, about three times the CPU of the
@@ -63,7 +71,10 @@ export interface LevelResult {
 export interface ServerSummary {
   server: string;
   via: Via;
+  /** Peak PSS of the server's whole process tree (Rspamd's includes its redis, see peakPss). */
   peakPssMiB: number;
+  /** The peak, process by process. */
+  peakPss: PssPeak;
   /** One row per level: the pass, or with --repeat the median of the passes. */
   levels: LevelResult[];
   /** With --repeat: every pass. */
@@ -197,6 +208,8 @@ interface Target {
   pids(): number[];
   /** The relays among pids() (mailsift's proxy workers). */
   relayPids?(): number[];
+  /** What each of pids() is, for the memory breakdown. */
+  roleOf(pid: number): string;
   /** Each corpus message as this target's client sends it. */
   wires: Buffer[];
   open(): Channel;
@@ -220,12 +233,12 @@ function mailsiftTargets(m: MailsiftVias, vias: readonly Via[], corpus: CorpusMe
   return vias.map((via): Target => {
     const address = m.address[via]!;
     const wires = via === 'milter' ? corpus.map((msg, i) => milterMessage(msg.bytes, `BENCH${i.toString(16).toUpperCase()}`)) : corpus.map((msg) => wireRequest(address, msg.bytes));
-    return { name: targetName('mailsift', via), server: 'mailsift', via, address, pids: () => m.pids(), relayPids: () => m.relayPids(), wires, open: () => (via === 'milter' ? milterChannel(address) : httpChannel(address)) };
+    return { name: targetName('mailsift', via), server: 'mailsift', via, address, pids: () => m.pids(), relayPids: () => m.relayPids(), roleOf: (p) => m.roleOf(p), wires, open: () => (via === 'milter' ? milterChannel(address) : httpChannel(address)) };
   });
 }
 
 function serverTarget(s: RunningServer, corpus: CorpusMessage[]): Target {
-  return { name: s.name, server: s.name, via: 'direct', address: s.scan, pids: () => processTree(s.pids()), wires: corpus.map((m) => wireRequest(s.scan, m.bytes)), open: () => httpChannel(s.scan) };
+  return { name: s.name, server: s.name, via: 'direct', address: s.scan, pids: () => processTree(s.pids()), roleOf: rspamdRole, wires: corpus.map((m) => wireRequest(s.scan, m.bytes)), open: () => httpChannel(s.scan) };
 }
 
 async function scanAll(target: Target, corpus: CorpusMessage[], concurrency: number) {
@@ -323,13 +336,12 @@ function medianOf(passes: LevelResult[]): LevelResult {
  * Measures every target at every level, `repeat` passes each. The targets take turns pass by
  * pass (the one that goes first rotates), so their figures at a level come from the same
  * minutes of the machine: its speed drifts by tens of percent within minutes, and measuring one
- * target after the other put that drift between them. A pass starts only once its server's
- * previous scans are WARMUP_SETTLE_MS old, so it never replays DNS answers cached by the pass
- * before it (mailsift's vias share one set of scanners, and so one DNS cache).
+ * target after the other put that drift between them. A pass starts once its server's previous
+ * scans are `settleMs` old (none by default: see DEFAULT_SETTLE_MS).
  */
-async function measureAll(targets: Target[], corpus: CorpusMessage[], levels: number[], repeat: number, warmup: number, log: (s: string) => void, slowest = 0, settleMs = WARMUP_SETTLE_MS): Promise<ServerSummary[]> {
-  const samplers = new Map<string, RssSampler>();
-  for (const t of targets) if (!samplers.has(t.server)) samplers.set(t.server, new RssSampler(() => t.pids(), 250, true));
+async function measureAll(targets: Target[], corpus: CorpusMessage[], levels: number[], repeat: number, warmup: number, log: (s: string) => void, slowest = 0, settleMs = DEFAULT_SETTLE_MS): Promise<ServerSummary[]> {
+  const samplers = new Map<string, PssSampler>();
+  for (const t of targets) if (!samplers.has(t.server)) samplers.set(t.server, new PssSampler(() => t.pids(), (p) => t.roleOf(p)));
   const passes = targets.map((): LevelResult[] => []);
   const lastScan = new Map<string, number>();
   if (warmup > 0) {
@@ -350,7 +362,7 @@ async function measureAll(targets: Target[], corpus: CorpusMessage[], levels: nu
         const t = targets[i]!;
         const wait = (lastScan.get(t.server) ?? -Infinity) + settleMs - performance.now();
         if (wait > 0) {
-          log(`${(wait / 1000).toFixed(0)} s idle (${t.server}'s cached DNS answers expire)…`);
+          log(`${(wait / 1000).toFixed(0)} s idle (--settle)…`);
           await new Promise((r) => setTimeout(r, wait));
         }
         passes[i]!.push(await measurePass(t, corpus, c, pass, log, slowest));
@@ -358,11 +370,12 @@ async function measureAll(targets: Target[], corpus: CorpusMessage[], levels: nu
       }
     }
   }
-  const peaks = new Map([...samplers].map(([k, s]) => [k, s.stop() / (1024 * 1024)]));
+  const peaks = new Map([...samplers].map(([k, s]) => [k, s.stop()]));
   return targets.map((t, i) => ({
     server: t.name,
     via: t.via,
-    peakPssMiB: peaks.get(t.server)!,
+    peakPssMiB: peaks.get(t.server)!.totalKiB / 1024,
+    peakPss: peaks.get(t.server)!,
     levels: repeat > 1 ? levels.map((c) => medianOf(passes[i]!.filter((l) => l.concurrency === c))) : passes[i]!,
     ...(repeat > 1 ? { passes: passes[i]! } : {}),
   }));
@@ -439,11 +452,27 @@ function overheadTable(list: Overhead[]): string[] {
   return lines;
 }
 
-function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: string): string {
+/** Each server's peak PSS, process by process at that peak, and each role's own peak. */
+export function memoryLines(summaries: ServerSummary[]): string[] {
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  const mib = (kib: number): string => (kib / 1024).toFixed(0);
+  for (const s of summaries) {
+    const server = s.server.split(' via ')[0]!;
+    if (seen.has(server)) continue;
+    seen.add(server);
+    const p = s.peakPss;
+    lines.push(`${server} peak PSS ${mib(p.totalKiB)} MiB = ${p.processes.map(([role, kib]) => `${role} ${mib(kib)}`).join(' + ')}`);
+    lines.push(`  each role's own peak: ${Object.entries(p.rolePeakKiB).map(([role, kib]) => `${role} ${mib(kib)}`).join(', ')}`);
+  }
+  return lines;
+}
+
+function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: string, setup: string): string {
   const groups = new Map<string, number>();
   for (const m of corpus) groups.set(m.group, (groups.get(m.group) ?? 0) + 1);
   const mib = corpus.reduce((s, m) => s + m.bytes.length, 0) / (1024 * 1024);
-  const lines = [`corpus: ${corpus.length} messages (${[...groups].map(([g, n]) => `${g} ${n}`).join(', ')}), ${mib.toFixed(1)} MiB, ${order} order`];
+  const lines = [`corpus: ${corpus.length} messages (${[...groups].map(([g, n]) => `${g} ${n}`).join(', ')}), ${mib.toFixed(1)} MiB, ${order} order; ${setup}`];
   const head = ['server', 'conc', 'msgs/s', 'p50 ms', 'p99 ms', 'cpu ms/msg', 'of it proxy', 'client cpu', 'errors', 'peak mem MiB (PSS)'];
   const rows: string[][] = [];
   const row = (name: string, s: ServerSummary, l: LevelResult): string[] =>
@@ -459,6 +488,7 @@ function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: strin
     const a = s.levels[0]?.actions ?? {};
     lines.push(`${s.server} actions: ${Object.entries(a).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
+  lines.push(...memoryLines(summaries));
   lines.push(...overheadTable(overheads(summaries)));
   return lines.join('\n');
 }
@@ -475,45 +505,68 @@ async function main(): Promise<void> {
     .option('--slowest <n>', 'list the n slowest scans of each measured level', (v) => Number(v), 0)
     .option('--order <order>', 'arrival order: grouped (folder by folder) or mixed (one fixed shuffle)', 'grouped')
     .option('--repeat <n>', 'measured passes per level and server; the table adds their medians', (v) => Number(v), 1)
-    .option('--settle <seconds>', `idle time between a server's passes (default ${WARMUP_SETTLE_MS / 1000}: below it, a pass replays DNS answers cached by the one before; only for quick checks)`, (v) => Number(v))
+    .option('--settle <seconds>', 'idle time before each measured pass (default 0: the DNS stub\'s answers are never cached, so passes need no pause)', (v) => Number(v))
+    .option('--split <folder>', 'measure this corpus folder (one message per file; subfolders are groups) instead of the development split')
+    .option('--trained', 'train Bayes on the development split through each server\'s controller before measuring')
+    .option('--train-limit <n>', 'with --trained: learn only a proportional sample of this many messages (quick checks)', (v) => Number(v))
+    .option('--store <store>', `with --trained: mailsift's Bayes store, ${BAYES_STORES.join(' or ')} (Redis at 127.0.0.1:6379, under a key prefix removed at the end)`, 'sqlite')
+    .option('--no-bulk', 'with --trained: learn mailsift without Learn-Type: bulk (its learn guards apply, as for Rspamd)')
     .option('--via <list>', 'how the client reaches mailsift: direct (/checkv2 of the normal workers), proxy (HTTP through the proxy worker), milter (milter through the proxy worker)', 'direct,proxy,milter')
     .parse();
-  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number; order: string; repeat: number; via: string; settle?: number }>();
+  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number; order: string; repeat: number; via: string; settle?: number; split?: string; trained?: boolean; trainLimit?: number; store: string; bulk: boolean }>();
   const vias = parseVias(o.via);
   if (o.settle !== undefined && !(o.settle >= 0)) throw new Error(`--settle: expected a number of seconds, found ${o.settle}`);
-  const settleMs = o.settle !== undefined ? o.settle * 1000 : WARMUP_SETTLE_MS;
+  const settleMs = o.settle !== undefined ? o.settle * 1000 : DEFAULT_SETTLE_MS;
+  if (!(BAYES_STORES as readonly string[]).includes(o.store)) throw new Error(`--store: expected ${BAYES_STORES.join(' or ')}, found ${o.store}`);
   if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new Error(`--repeat: expected a whole number of passes (1 or more), found ${o.repeat}`);
   if (o.order !== 'mixed' && o.order !== 'grouped') throw new Error(`--order: expected mixed or grouped, found ${o.order}`);
   const levels = o.concurrency.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
   const log = (s: string): void => { process.stderr.write(`${s}\n`); };
   const root = repoRoot();
-  const loaded = await loadCorpus(root, o.limit);
+  const loaded = o.split ? await loadFolder(resolve(o.split), o.limit) : await loadCorpus(root, o.limit);
   const corpus = o.order === 'mixed' ? shuffled(loaded, ORDER_SEED) : loaded;
   const warmup = o.warmup !== undefined && Number.isInteger(o.warmup) && o.warmup >= 0 ? o.warmup : corpus.length;
+  const trained = o.trained ? await trainingPlan(root, o.store as BayesStore, o.bulk, o.trainLimit) : undefined;
+  const setup = `${o.split ? `split ${o.split}` : 'development split'}; ${trained ? `trained on ${trained.messages.length} development-split messages (mailsift: ${trained.placement.describe}${o.bulk ? ', Learn-Type: bulk' : ''}; Rspamd: its redis)` : 'untrained'}`;
   const servers: Array<{ stop(): Promise<void> }> = [];
   const targets: Target[] = [];
   let summaries: ServerSummary[];
   try {
     if (o.mailsift) {
       log(`starting mailsift with ${o.workers} workers (reached ${vias.join(', ')})…`);
-      const m = await startMailsiftVias(root, o.workers, vias);
+      const m = await startMailsiftVias(root, o.workers, vias, trained ? { patchConf: (conf) => trained.placement.patch(conf) } : {});
       servers.push(m);
+      if (trained) {
+        log(`mailsift: training Bayes on ${trained.messages.length} messages through ${m.main.controller}…`);
+        log(`mailsift: ${tallyText(await trainThroughController(m.main.controller!, trained.messages, trained.bulk))}`);
+      }
       targets.push(...mailsiftTargets(m, vias, corpus));
     }
     if (o.rspamd) {
       log(`starting the reference Rspamd with ${o.workers} workers…`);
       const r = await startReferenceRspamd(o.workers);
       servers.push(r);
+      if (trained) {
+        await flushReferenceBayes();
+        log(`rspamd: training Bayes on ${trained.messages.length} messages through ${r.controller}…`);
+        log(`rspamd: ${tallyText(await trainThroughController(r.controller!, trained.messages, false))}`);
+      }
       targets.push(serverTarget(r, corpus));
     }
     if (targets.length === 0) throw new Error('nothing to measure: --no-mailsift without --rspamd');
     summaries = await measureAll(targets, corpus, levels, o.repeat, warmup, log, o.slowest, settleMs);
   } finally {
     for (const s of servers) await s.stop();
+    await trained?.placement.cleanUp().catch((e: unknown) => log(`could not remove the run's Redis keys: ${(e as Error).message}`));
   }
   // With --json the table still goes to stderr, next to the progress lines.
-  if (o.json) process.stdout.write(JSON.stringify({ date: new Date().toISOString(), workers: o.workers, corpus: corpus.length, order: o.order, vias, results: summaries, overheads: overheads(summaries) }, null, 2) + '\n');
-  (o.json ? process.stderr : process.stdout).write(table(summaries, corpus, o.order) + '\n');
+  if (o.json) process.stdout.write(JSON.stringify({ date: new Date().toISOString(), workers: o.workers, corpus: corpus.length, order: o.order, setup, vias, results: summaries, overheads: overheads(summaries) }, null, 2) + '\n');
+  (o.json ? process.stderr : process.stdout).write(table(summaries, corpus, o.order, setup) + '\n');
+}
+
+/** --trained: what both servers learn (the development split, or a sample of it) and where mailsift keeps it. */
+async function trainingPlan(root: string, store: BayesStore, bulk: boolean, limit?: number): Promise<{ messages: CorpusMessage[]; placement: BayesPlacement; bulk: boolean }> {
+  return { messages: await loadCorpus(root, limit), placement: bayesPlacement(store), bulk };
 }
 
 if (resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {

@@ -8,8 +8,8 @@
 // second `mailsift serve` beside the first: that one's own normal worker is never sent a
 // message, and its CPU and memory are left out (see MailsiftVias.pids).
 import { join } from 'node:path';
-import { freePort, startMailsift, waitForPing, type BenchConf, type RunningServer } from './servers.js';
-import { processRole, processTree } from './proc-stats.js';
+import { freePort, startMailsift, waitForPing, type BenchConf, type MailsiftStartOptions, type RunningServer } from './servers.js';
+import { parentPid, processRole, processTree } from './proc-stats.js';
 
 export const VIAS = ['direct', 'proxy', 'milter'] as const;
 export type Via = (typeof VIAS)[number];
@@ -35,6 +35,8 @@ export interface MailsiftVias {
   pids(): number[];
   /** The proxy workers among them (HTTP and milter): the relays' own share of pids(). */
   relayPids(): number[];
+  /** What a process of pids() is (`normal`, `controller`, …; the milter server's with a `milter ` prefix). */
+  roleOf(pid: number): string;
   /** The first server (its `scan` is the direct address). */
   main: RunningServer;
   stop(): Promise<void>;
@@ -56,10 +58,12 @@ async function waitForProxy(address: string, server: RunningServer): Promise<voi
 }
 
 /** Starts the servers the requested vias need; `workers` normal workers scan for all of them. */
-export async function startMailsiftVias(root: string, workers: number, vias: readonly Via[]): Promise<MailsiftVias> {
+export async function startMailsiftVias(root: string, workers: number, vias: readonly Via[], extra: MailsiftStartOptions = {}): Promise<MailsiftVias> {
   const httpProxy = vias.includes('proxy') ? `127.0.0.1:${await freePort()}` : undefined;
   const main = await startMailsift(root, workers, {
-    patchConf: (conf: BenchConf) => {
+    ...extra,
+    patchConf: async (conf: BenchConf, confDir: string) => {
+      await extra.patchConf?.(conf, confDir);
       if (!httpProxy) return;
       conf.workers!.proxy = proxySection(httpProxy, String(conf.workers!.normal!.bind), false);
     },
@@ -74,6 +78,7 @@ export async function startMailsiftVias(root: string, workers: number, vias: rea
     if (vias.includes('milter')) {
       const bind = `127.0.0.1:${await freePort()}`;
       const milter = await startMailsift(root, 1, {
+        ...(extra.dns ? { dns: extra.dns } : {}),
         patchConf: (conf: BenchConf, confDir: string) => {
           conf.workers!.controller = { ...(conf.workers!.controller ?? {}), enabled: false };
           conf.workers!.proxy = proxySection(bind, main.scan, true);
@@ -99,8 +104,16 @@ export async function startMailsiftVias(root: string, workers: number, vias: rea
       const sups = servers.map((s) => s.pids()[0]!);
       return pids().filter((p) => sups.some((sup) => processRole(p, sup) === 'proxy'));
     };
+    const mainSup = main.pids()[0]!;
+    const roleOf = (pid: number): string => {
+      const sup = milterServer?.pids()[0];
+      // The milter server's workers are its supervisor's children (cluster forks).
+      if (sup !== undefined && (pid === sup || parentPid(pid) === sup)) return `milter ${processRole(pid, sup)}`;
+      return processRole(pid, mainSup);
+    };
     return {
       relayPids,
+      roleOf,
       address: {
         ...(vias.includes('direct') ? { direct: main.scan } : {}),
         ...(httpProxy ? { proxy: httpProxy } : {}),

@@ -26,7 +26,7 @@ import { createHttpCrypt } from '../http/crypt/index.js';
 import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
 import type { StatsHub } from '../observability/stats-hub.js';
 import { startFuzzyWorker } from '../fuzzy-storage/worker.js';
-import { tuneV8ForScanning } from './v8-tuning.js';
+import { roleV8Flags, tuneV8ForScanning } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
 import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.js';
@@ -247,10 +247,11 @@ function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
   process.on('SIGINT', once);
 }
 
-/** `node` options for a worker process: the parent's, plus the heap cap. */
-function workerExecArgv(maxHeap: number): string[] {
+/** `node` options for a worker process: the parent's, the role's V8 flags, then the heap cap. */
+function workerExecArgv(maxHeap: number, role: WorkerRole): string[] {
   // Appended: V8 takes the last of repeated flags, so the configuration wins over the parent's.
-  return maxHeap > 0 ? [...process.execArgv, `--max-old-space-size=${Math.floor(maxHeap / (1024 * 1024))}`] : [...process.execArgv];
+  const heap = maxHeap > 0 ? [`--max-old-space-size=${Math.floor(maxHeap / (1024 * 1024))}`] : [];
+  return [...process.execArgv, ...roleV8Flags(role), ...heap];
 }
 
 /**
@@ -564,7 +565,12 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
   // listen: the port is never closed, and no connection finds it shut.
   if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
   // stderr comes through us: V8's out-of-heap report is how a restart learns its reason.
-  const setupPrimary = (c: LoadedConfig) => cluster.setupPrimary({ execArgv: workerExecArgv(c.workers.maxHeap), stdio: ['inherit', 'inherit', 'pipe', 'ipc'] });
+  /** The heap cap of the workers forked next (a reload sets the new configuration's before forking). */
+  let forkMaxHeap = cfg.workers.maxHeap;
+  const setupPrimary = (c: LoadedConfig) => {
+    forkMaxHeap = c.workers.maxHeap;
+    cluster.setupPrimary({ stdio: ['inherit', 'inherit', 'pipe', 'ipc'] });
+  };
   setupPrimary(cfg);
   const health = (): HealthInfo => {
     const now = monotonicMs();
@@ -602,6 +608,8 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     slot.stalledMs = undefined;
     slot.outOfHeap = false;
     slot.liveness = new Liveness(monotonicMs());
+    // Each role its own V8 flags (roleV8Flags): the settings cluster.fork reads at the fork.
+    cluster.setupPrimary({ execArgv: workerExecArgv(forkMaxHeap, slot.role) });
     const worker = cluster.fork({ ...slot.env, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}) });
     stats.attach(worker);
     slot.worker = worker;
