@@ -1,6 +1,7 @@
 // Starting and stopping the servers the benchmark measures: mailsift (`serve`, N normal workers,
 // on free ports, from a private copy of conf/) and the reference Rspamd from
 // /work/shared/tools/reference-rspamd (2 workers), each with the DNS stub of dns-stub.ts.
+import { SUPERVISOR_NODE_FLAGS } from '../src/workers/v8-tuning.js';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
@@ -120,8 +121,9 @@ export interface BenchConf {
  */
 function mailsiftCommand(repoRoot: string): string[] {
   const dist = join(repoRoot, 'dist', 'src', 'cli', 'mailsift.js');
-  if (existsSync(dist) && !import.meta.url.endsWith('.ts') && !process.env.BENCH_USE_TSX) return [dist];
-  return ['--import', 'tsx', join(repoRoot, 'src', 'cli', 'mailsift.ts')];
+  // The supervisor's launch flags, as bin/mailsift.js and `npm start` give them.
+  if (existsSync(dist) && !import.meta.url.endsWith('.ts') && !process.env.BENCH_USE_TSX) return [...SUPERVISOR_NODE_FLAGS, dist];
+  return [...SUPERVISOR_NODE_FLAGS, '--import', 'tsx', join(repoRoot, 'src', 'cli', 'mailsift.ts')];
 }
 
 /** What the fuzzer and the soak script change in the benchmark's server. */

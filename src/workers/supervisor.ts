@@ -26,7 +26,7 @@ import { createHttpCrypt } from '../http/crypt/index.js';
 import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
 import type { StatsHub } from '../observability/stats-hub.js';
 import { startFuzzyWorker } from '../fuzzy-storage/worker.js';
-import { roleV8Flags, tuneV8ForScanning } from './v8-tuning.js';
+import { roleV8Flags, tuneV8ForScanning, tuneV8ForSupervising } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
 import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.js';
@@ -540,6 +540,7 @@ function problemList(errors: string): string[] {
 async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogger, countOverride: number | undefined): Promise<void> {
   /** The configuration the current workers run. */
   let cfg = initial;
+  tuneV8ForSupervising();
   let count = countOverride ?? cfg.workers.normal.count;
   let ports = await planPorts(cfg);
   const slog = log.child('supervisor');

@@ -14,24 +14,64 @@ export function tuneV8ForScanning(): void {
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
 }
 
-/** The young generation's cap (V8's semi-space, MiB) of a role's process: see roleV8Flags. */
-export const ROLE_SEMI_SPACE_MIB: Readonly<Record<'normal' | 'controller' | 'fuzzy' | 'proxy', number | undefined>> = {
-  normal: undefined,
-  controller: 1,
-  fuzzy: undefined,
-  proxy: undefined,
+/**
+ * V8 settings of each role's process, set by the supervisor when it forks the worker (see
+ * roleV8Flags). Measured with `npm run bench -- --via direct --concurrency 8 --repeat 3` on the
+ * development split, peak PSS of each process (docs/tuning.md, "Memory of each process"):
+ *
+ * - `semiSpaceMiB`: the young generation's cap per semi-space. V8 grows it up to 16 MiB (32 MiB
+ *   resident) while start-up allocates and rarely gives it back.
+ * - `heapGrowingPercent`: how far the old generation may grow over what the last full
+ *   collection kept before the next one starts. V8 picks 10 %–300 % by itself, and a scan
+ *   worker whose live heap is 37 MiB let its old generation reach 80–100 MiB of mostly dead
+ *   scans. 20 % saves about 30 MiB per scan worker for 5–10 % more CPU per message.
+ * - `optimizeForSize`: V8's memory-first mode (smaller code, compaction on every full GC). It
+ *   nearly doubles a scan's CPU, so only the roles that do not scan at volume get it.
+ */
+interface RoleV8 {
+  semiSpaceMiB?: number;
+  heapGrowingPercent?: number;
+  optimizeForSize?: boolean;
+}
+
+export const ROLE_V8: Readonly<Record<'normal' | 'controller' | 'fuzzy' | 'proxy', RoleV8>> = {
+  // 8 MiB: another 5 MiB less per worker than 16, and CPU within the noise of 16 (4 MiB cost 25 %).
+  normal: { semiSpaceMiB: 8, heapGrowingPercent: 20 },
+  // Serves the web UI and learns at a few requests a second: PSS 87 → 56 MiB idle.
+  controller: { semiSpaceMiB: 1, optimizeForSize: true },
+  // V8's own default, said explicitly: the supervisor's launch flag (SUPERVISOR_NODE_FLAGS) is
+  // in process.execArgv, which every worker inherits, and must not cap these roles.
+  fuzzy: { semiSpaceMiB: 16 },
+  proxy: { semiSpaceMiB: 16 },
 };
 
 /**
- * `node` flags for a worker of `role`, set when the supervisor forks it. V8 grows a process's
- * young generation up to 16 MiB per semi-space (32 MiB resident) while start-up allocates
- * (configuration, schemas, module set-up) and rarely gives it back: the controller, which
- * serves the web UI and learns at a few requests a second, held 28 MiB more for it than with
- * 1 MiB (PSS 87 → 59 MiB idle, measured with bench/throughput.ts's per-role breakdown). The
- * scanners keep V8's default: their young generation is where a scan's garbage dies, and a
- * smaller one collects more often on the hot path.
+ * Flags of the supervisor's own `node` command, which only its launchers can give (V8 reads the
+ * young generation's cap when the process starts): `bin/mailsift.js`'s first line, `npm start`
+ * in package.json and the benchmark's server start (bench/servers.ts). Start-up (configuration,
+ * every module's code) grew its young generation to 32 MiB, held until V8's memory reducer ran
+ * about 8 s later: the supervisor's start-up peak 104 → 75 MiB. Each role sets its own cap over
+ * it (ROLE_V8).
  */
-export function roleV8Flags(role: keyof typeof ROLE_SEMI_SPACE_MIB): string[] {
-  const semi = ROLE_SEMI_SPACE_MIB[role];
-  return semi === undefined ? [] : [`--max-semi-space-size=${semi}`];
+export const SUPERVISOR_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
+
+/** `node` flags for a worker of `role`, set when the supervisor forks it. */
+export function roleV8Flags(role: keyof typeof ROLE_V8): string[] {
+  const v = ROLE_V8[role];
+  return [
+    ...(v.semiSpaceMiB === undefined ? [] : [`--max-semi-space-size=${v.semiSpaceMiB}`]),
+    ...(v.heapGrowingPercent === undefined ? [] : [`--heap-growing-percent=${v.heapGrowingPercent}`]),
+    ...(v.optimizeForSize ? ['--optimize-for-size'] : []),
+  ];
+}
+
+/**
+ * The supervisor's own process was started by the user's `node` command, so its flags are set
+ * here too, once it has loaded everything: it forks, watches and counts, and allocates little
+ * from then on. V8 reads these two at each collection: the supervisor's PSS after start-up
+ * 95 → 56 MiB. Workers do not inherit them (they get process.execArgv).
+ */
+export function tuneV8ForSupervising(): void {
+  v8.setFlagsFromString('--optimize-for-size');
+  v8.setFlagsFromString('--heap-growing-percent=20');
 }
