@@ -33,6 +33,12 @@ export interface TransportOptions {
    * Without it such failures get the HTTP error reply, which those clients cannot read.
    */
   legacyError?: (dialect: LegacyDialect, err: unknown) => Buffer;
+  /**
+   * Asked before each reply on a kept-alive connection, with the connections this transport
+   * holds: true answers with `Connection: close`, handing the client to a less loaded worker
+   * (src/workers/conn-balance.ts).
+   */
+  shedKeepAlive?: (openConnections: number) => boolean;
 }
 
 /** Default body limit: Rspamd's `max_message`, 50 MiB. */
@@ -64,6 +70,8 @@ export interface CloseOptions {
 
 export interface Transport {
   server: net.Server;
+  /** Connections open now and not ending. */
+  openConnections(): number;
   /** Stops accepting, ends idle connections (or drains them, see CloseOptions), waits for in-flight replies. */
   close(opts?: CloseOptions): Promise<void>;
 }
@@ -83,15 +91,31 @@ export function createTransport(handler: Handler, opts: TransportOptions = {}): 
     else c.shutdownIdle();
   };
 
+  // Connections not yet ending: one we are closing still lingers in `conns` until the client
+  // closes too, and counting it would make the balancing hand over more than it should.
+  let live = 0;
+  const shedKeepAlive = opts.shedKeepAlive;
+  const shed = shedKeepAlive ? () => shedKeepAlive(live) : undefined;
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
-    const c = new Connection(socket, handler, limits, requestTimeout, idleTimeout, serverName, opts.onUnknownError, opts.crypt, opts.legacyError);
+    live++;
+    let counted = true;
+    const ended = (): void => {
+      if (!counted) return;
+      counted = false;
+      live--;
+    };
+    const c = new Connection(socket, handler, limits, requestTimeout, idleTimeout, serverName, opts.onUnknownError, opts.crypt, opts.legacyError, shed, ended);
     conns.add(c);
-    socket.once('close', () => conns.delete(c));
+    socket.once('close', () => {
+      conns.delete(c);
+      ended();
+    });
     if (closing) wind(c, closing);
   });
 
   return {
     server,
+    openConnections: () => live,
     close(how: CloseOptions = {}) {
       closing = how;
       return new Promise<void>((resolve) => {
@@ -127,6 +151,10 @@ class Connection {
   #tls: boolean;
   #certIssuer: string | undefined;
   #legacyError: TransportOptions['legacyError'];
+  /** True when this connection should close after the reply it is writing (see shedKeepAlive). */
+  #shed: (() => boolean) | undefined;
+  /** Tells the transport this connection is ending (called once or more; it counts once). */
+  #ended: (() => void) | undefined;
 
   constructor(
     socket: net.Socket,
@@ -138,9 +166,13 @@ class Connection {
     onUnknown: ((err: unknown) => void) | undefined,
     crypt?: HttpCryptServer,
     legacyError?: TransportOptions['legacyError'],
+    shed?: () => boolean,
+    ended?: () => void,
   ) {
     this.#socket = socket;
+    this.#ended = ended;
     this.#legacyError = legacyError;
+    this.#shed = shed;
     this.#limits = limits;
     this.#crypt = crypt;
     this.#tls = isTlsSocket(socket);
@@ -289,7 +321,7 @@ class Connection {
     let keepAlive = outer.keepAlive && !this.#shutdownRequested;
     const onReply = (reply: Reply): void => {
       // A drain that began while this request was in flight closes the connection after it.
-      if (reply.close || this.#shutdownRequested) keepAlive = false;
+      if (reply.close || this.#shutdownRequested || (keepAlive && this.#shed?.())) keepAlive = false;
       this.#write(session ? this.#crypt!.wrap(reply, session, keepAlive, this.#serverName) : reply, keepAlive);
       this.#busy = false;
       if (!keepAlive) {
@@ -351,6 +383,7 @@ class Connection {
   /** End our side after the reply is flushed, then drop the socket even if the peer lingers. */
   #endGracefully(): void {
     this.#done = true;
+    this.#ended?.();
     this.#clearTimer();
     if (this.#socket.destroyed) return;
     this.#socket.end();
@@ -364,6 +397,7 @@ class Connection {
 
   #destroy(): void {
     this.#done = true;
+    this.#ended?.();
     this.#clearTimer();
     this.#socket.destroy();
   }

@@ -25,6 +25,7 @@ import type { ReplyLayout, ScanRequest } from '../protocol/scan-request.js';
 import type { ScanObserver } from '../observability/scan-observer.js';
 import { listenTransport, type ListenOptions, type RunningWorker } from './listen.js';
 import { peekMessageId, type ScanBoard } from './scan-board.js';
+import { ConnectionShare } from './conn-balance.js';
 
 export type { RunningWorker } from './listen.js';
 
@@ -53,6 +54,8 @@ export interface NormalWorkerOptions {
   board?: ScanBoard;
   /** spamc/RSPAMC behaviour (workers.normal.legacy_compat): `spamd` (default) or Rspamd 3.4's `rspamd`. */
   legacyCompat?: LegacyCompat;
+  /** A cluster worker: hand kept-alive connections over to less loaded workers (conn-balance.ts). */
+  balanceConnections?: boolean;
 }
 
 type Route = { kind: 'ping' } | { kind: 'v2'; layout: ReplyLayout } | { kind: 'v3' };
@@ -211,8 +214,10 @@ export async function startNormalWorker(opts: NormalWorkerOptions): Promise<Runn
     ...(opts.board ? { board: opts.board } : {}),
     ...(opts.legacyCompat ? { legacyCompat: opts.legacyCompat } : {}),
   });
+  let share: ConnectionShare | undefined;
   const transport = createTransport(handler, {
     ...opts.transport,
+    ...(opts.balanceConnections ? { shedKeepAlive: (open: number) => share?.shed(open) ?? false } : {}),
     maxBodyBytes: maxMessage,
     ...(opts.serverName ? { serverName: opts.serverName } : {}),
     onUnknownError: (err) => opts.log.error('transport error', { err: String((err as Error)?.stack ?? err) }),
@@ -223,5 +228,14 @@ export async function startNormalWorker(opts: NormalWorkerOptions): Promise<Runn
   });
   const onConnection = opts.onConnection;
   if (onConnection) transport.server.on('connection', () => onConnection());
-  return listenTransport(transport, opts.host, opts.port, opts.listen);
+  const running = await listenTransport(transport, opts.host, opts.port, opts.listen);
+  const send = process.send?.bind(process);
+  if (opts.balanceConnections && send) share = new ConnectionShare(() => transport.openConnections(), (m) => send(m));
+  return {
+    ...running,
+    async close(how) {
+      share?.stop();
+      await running.close(how);
+    },
+  };
 }

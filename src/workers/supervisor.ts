@@ -26,6 +26,7 @@ import { createHttpCrypt } from '../http/crypt/index.js';
 import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
 import type { StatsHub } from '../observability/stats-hub.js';
 import { startFuzzyWorker } from '../fuzzy-storage/worker.js';
+import { ConnectionLedger } from './conn-balance.js';
 import { roleV8Flags, tuneV8ForScanning, tuneV8ForSupervising } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
@@ -194,6 +195,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
       onScan: svc.observeScan,
       onConnection: () => svc.recorder.connection(),
       ...(board ? { board } : {}),
+      balanceConnections: cluster.isWorker,
     });
     if (!w.tls?.only) wlog.info(`listening on ${formatAddress(w.host, handle.port)}`, { worker: 'normal', host: w.host, port: handle.port });
     if (w.tls) wlog.info(`listening with TLS on ${formatAddress(w.tls.host, handle.tlsPort ?? 0)}`, { worker: 'normal', host: w.tls.host, tlsPort: handle.tlsPort });
@@ -587,6 +589,7 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     return { scanners: count, alive, down, workers };
   };
   const stats = await startPrimaryStats(cfg, log.child('stats'), health);
+  const connections = new ConnectionLedger();
   /** The current workers: watched, restarted when they crash, counted in /healthy. */
   let slots: Slot[] = slotsFor(cfg, count, ports);
   /** Workers of a configuration being started by a reload, until every one is ready. */
@@ -613,6 +616,7 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     cluster.setupPrimary({ execArgv: workerExecArgv(forkMaxHeap, slot.role) });
     const worker = cluster.fork({ ...slot.env, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}) });
     stats.attach(worker);
+    if (slot.role === 'normal') connections.attach(worker);
     slot.worker = worker;
     const stderr = worker.process.stderr;
     slot.stderrDone = stderr
