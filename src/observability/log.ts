@@ -4,7 +4,6 @@
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
 import type { Logger } from '../core/logger.js';
 import { reportErrorLine } from './error-ring.js';
-import { bufferedStdout } from './line-buffer.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -26,11 +25,6 @@ export interface LogOptions {
   format?: LogFormat;
   /** Where lines go; stdout by default. Tests pass a collecting stream. */
   destination?: { write(line: string): unknown };
-  /**
-   * Batch the lines to stdout (line-buffer.ts): a server process, which writes a line per
-   * scan. Warnings and errors write what waits at once. Ignored with `destination`.
-   */
-  buffered?: boolean;
   /** Fields on every line (e.g. the worker role). */
   base?: Record<string, unknown>;
 }
@@ -70,32 +64,23 @@ function textDestination(out: { write(line: string): unknown }): DestinationStre
   };
 }
 
-/** `flush` writes out batched lines: a warning or an error may be a process's last words. */
-function wrap(p: PinoLogger, flush: () => void, tag = ''): RootLogger {
+function wrap(p: PinoLogger, tag = ''): RootLogger {
   return {
     debug: (msg, extra) => (extra ? p.debug(extra, msg) : p.debug(msg)),
     info: (msg, extra) => (extra ? p.info(extra, msg) : p.info(msg)),
-    warn: (msg, extra) => {
-      if (extra) p.warn(extra, msg);
-      else p.warn(msg);
-      flush();
-    },
+    warn: (msg, extra) => (extra ? p.warn(extra, msg) : p.warn(msg)),
     error: (msg, extra) => {
       if (extra) p.error(extra, msg);
       else p.error(msg);
-      flush();
       // Error lines also feed the controller's /errors ring (when this process has a sink).
       reportErrorLine(msg, tag, typeof extra?.id === 'string' ? extra.id : '');
     },
-    child: (tag, fields) => wrap(p.child({ ...fields, tag }), flush, tag),
+    child: (tag, fields) => wrap(p.child({ ...fields, tag }), tag),
   };
 }
 
-const noFlush = (): void => undefined;
-
 export function createLogger(opts: LogOptions = {}): RootLogger {
-  const buffer = opts.buffered && !opts.destination ? bufferedStdout() : undefined;
-  const out = opts.destination ?? buffer ?? process.stdout;
+  const out = opts.destination ?? process.stdout;
   const format = opts.format ?? 'json';
   const dest: DestinationStream = format === 'text' ? textDestination(out) : { write: (l: string) => void out.write(l) };
   const p = pino(
@@ -107,5 +92,5 @@ export function createLogger(opts: LogOptions = {}): RootLogger {
     },
     dest,
   );
-  return wrap(p, buffer ? () => buffer.flush() : noFlush);
+  return wrap(p);
 }

@@ -13,7 +13,6 @@ import { createEngine } from '../engine/index.js';
 import { routeConsoleToLog } from '../observability/console-capture.js';
 import { loadServerModules, reportPlugins, type ServerModules } from './server-modules.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
-import { unbufferStdout } from '../observability/line-buffer.js';
 import { startControllerWorker } from './controller.js';
 import { reloadTlsListeners, tlsListenOptions, type RunningWorker } from './listen.js';
 import { createNormalHandler, startNormalWorker } from './normal.js';
@@ -330,7 +329,6 @@ export async function runSingle(cfg: LoadedConfig, set: ServerModules, log: Root
       });
   });
   onStopSignal((signal) => {
-    unbufferStdout();
     log.info('stopping', { signal });
     if (confDir) removePidFile(cfg.dataDir);
     void closeAll(listeners, graceMs(cfg), log).then(async (ok) => {
@@ -370,8 +368,6 @@ async function runClusterWorker(confDir: string, cfg: LoadedConfig, set: ServerM
   const stop = (why: string, how?: CloseOptions) => {
     if (stopping) return;
     stopping = true;
-    // Its last lines must not wait in the buffer if the supervisor has to kill it.
-    unbufferStdout();
     log.debug('worker stopping', { worker: role, why });
     void closeAll([listener], graceMs(cfg), log, how).then((ok) => process.exit(ok ? 0 : 1));
   };
@@ -764,7 +760,6 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
   const stopAll = (code: number) => {
     if (stopping) return;
     stopping = true;
-    unbufferStdout();
     exitCode = code;
     for (const s of slots) retire(s, 'shutdown');
     if (incoming) for (const s of incoming.slots) retire(s, 'shutdown');
@@ -960,8 +955,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   // A plugin that does not load is reported by each worker and left out, never a start-up failure.
   const set = await loadServerModules(opts.confDir);
   const cfg = await loadConfig(opts.confDir, { modules: set.modules, runtime: !cluster.isWorker });
-  // Batched: a scan worker writes a line per message (line-buffer.ts says when they are written).
-  const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format, buffered: true });
+  const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format });
   // stdout is the log stream: a library's console output must arrive as a record, not raw text.
   routeConsoleToLog(log.child('console'));
   if (cluster.isWorker) {
