@@ -11,6 +11,9 @@
 //   node <build>/scripts/scan-cpu.js cpu [--rounds 5] [--concurrency 8] [--limit n] [--prof f.cpuprofile]
 //     (--prof: the measured rounds only; summarise with scripts/cpu-profile-summary.mjs; SEND_CPU=1: CPU inside UDP sends)
 //   node <build>/scripts/scan-cpu.js ab <other build> [--rounds 10] [--limit 600]
+//   --log json|text (any mode): each scan also writes its log line through the build's own
+//     logger to stdout, as a worker does (the report then goes to stderr); point stdout at a
+//     pipe (`| cat >/dev/null`) or a file to measure what the lines cost there.
 // `ab` loads both builds into one process and alternates rounds between their engines, so a
 // machine whose load drifts (shared cores) slows both sides alike; it prints each side's median
 // and the median of the paired differences.
@@ -51,6 +54,17 @@ function arg(name: string, dflt: number): number {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 }
 
+/** `--log json|text`: scan lines to stdout through each build's logger; undefined: none. */
+const logFormat = ((): 'json' | 'text' | undefined => {
+  const i = process.argv.indexOf('--log');
+  if (i < 0) return undefined;
+  const f = process.argv[i + 1];
+  if (f !== 'json' && f !== 'text') throw new Error('--log takes json or text');
+  return f;
+})();
+/** The report: stderr when stdout carries the scan lines. */
+const say = (line: string): void => void (logFormat ? process.stderr.write(`${line}\n`) : console.log(line));
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 interface Verdict { action: string; symbols: string[] }
@@ -60,10 +74,16 @@ interface Side { name: string; pass(): Promise<Verdict[]>; close(): Promise<void
 async function side(root: string, dnsPort: number, messages: Buffer[], concurrency: number): Promise<Side> {
   // The build's own modules, so two builds can be compared in one process.
   const imp = (p: string): Promise<any> => import(pathToFileURL(join(root, p)).href); // eslint-disable-line @typescript-eslint/no-explicit-any -- modules of another build
-  const [{ loadConfig }, { createEngine }, { createMapRegistry }, { builtinModules }, { emptyMeta }, { createNetServices }, { openStores }] = await Promise.all([
+  const [{ loadConfig }, { createEngine }, { createMapRegistry }, { builtinModules }, { emptyMeta }, { createNetServices }, { openStores }, { createLogger }, { createScanLogger }] = await Promise.all([
     imp('src/config/load.js'), imp('src/engine/index.js'), imp('src/maps/index.js'), imp('src/modules/index.js'),
     imp('src/plugin-api/index.js'), imp('src/net/index.js'), imp('src/storage/index.js'),
+    imp('src/observability/log.js'), imp('src/observability/scan-log.js'),
   ]);
+  // As a worker writes it: the logger `serve` makes (a build that predates an option ignores
+  // it), its `task` child, the configured format.
+  const scanLine: ((input: unknown) => void) | undefined = logFormat
+    ? createScanLogger(createLogger({ format: logFormat, buffered: true }).child('task'), logFormat, 'info')
+    : undefined;
   const data = mkdtempSync(join(tmpdir(), 'scan-cpu-'));
   const cfg = await loadConfig(join(root, 'conf'));
   cfg.dataDir = data;
@@ -79,7 +99,10 @@ async function side(root: string, dnsPort: number, messages: Buffer[], concurren
       const lane = async (): Promise<void> => {
         while (next < messages.length) {
           const i = next++;
-          const r = await engine.scan(messages[i]!, emptyMeta());
+          const meta = emptyMeta();
+          const t0 = performance.now();
+          const r = await engine.scan(messages[i]!, meta);
+          scanLine?.({ result: r, meta, message: messages[i]!, seconds: (performance.now() - t0) / 1000 });
           out[i] = { action: r.action, symbols: r.symbols.map((s: { name: string; score: number }) => `${s.name}:${s.score.toFixed(2)}`).sort() };
         }
       };
@@ -115,7 +138,7 @@ async function cpuOf(s: Side, n: number): Promise<number> {
   const c0 = process.cpuUsage();
   await s.pass();
   const c = process.cpuUsage(c0);
-  if (sendCpu.n > 0) console.log(`  ${s.name}: ${(sendCpu.n / n).toFixed(1)} sends/msg, ${(sendCpu.us / sendCpu.n).toFixed(1)} µs CPU each, ${(sendCpu.us / 1000 / n).toFixed(3)} ms/msg`);
+  if (sendCpu.n > 0) say(`  ${s.name}: ${(sendCpu.n / n).toFixed(1)} sends/msg, ${(sendCpu.us / sendCpu.n).toFixed(1)} µs CPU each, ${(sendCpu.us / 1000 / n).toFixed(3)} ms/msg`);
   return (c.user + c.system) / 1000 / n;
 }
 
@@ -135,7 +158,7 @@ async function main(): Promise<void> {
       const out = await a.pass();
       const file = process.argv[3] ?? '/tmp/verdicts.json';
       writeFileSync(file, JSON.stringify(Object.fromEntries(corpus.map((m, i) => [m.name, out[i]]))));
-      console.log(`${corpus.length} verdicts written to ${file}`);
+      say(`${corpus.length} verdicts written to ${file}`);
       return;
     }
     if (mode === 'ab') {
@@ -149,11 +172,11 @@ async function main(): Promise<void> {
         // Alternate which side goes first, so neither always runs after the other's garbage.
         const [ca, cb] = r % 2 === 0 ? [await cpuOf(a, messages.length), await cpuOf(b, messages.length)] : [await cpuOf(b, messages.length), await cpuOf(a, messages.length)].reverse() as [number, number];
         xa.push(ca); xb.push(cb); diff.push(cb - ca);
-        console.log(`round ${r + 1}: A ${ca.toFixed(3)}  B ${cb.toFixed(3)} ms CPU/msg`);
+        say(`round ${r + 1}: A ${ca.toFixed(3)}  B ${cb.toFixed(3)} ms CPU/msg`);
       }
-      console.log(`A ${a.name}: median ${median(xa).toFixed(3)} ms CPU/msg`);
-      console.log(`B ${b.name}: median ${median(xb).toFixed(3)} ms CPU/msg`);
-      console.log(`B − A: median ${median(diff).toFixed(3)} ms/msg (${((100 * median(diff)) / median(xa)).toFixed(1)} %), ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
+      say(`A ${a.name}: median ${median(xa).toFixed(3)} ms CPU/msg`);
+      say(`B ${b.name}: median ${median(xb).toFixed(3)} ms CPU/msg`);
+      say(`B − A: median ${median(diff).toFixed(3)} ms/msg (${((100 * median(diff)) / median(xa)).toFixed(1)} %), ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
       return;
     }
     await a.pass(); // warm-up: JIT, lazy setup
@@ -169,13 +192,13 @@ async function main(): Promise<void> {
     const per: number[] = [];
     for (let r = 0; r < rounds; r++) {
       per.push(await cpuOf(a, messages.length));
-      console.log(`round ${r + 1}: ${per.at(-1)!.toFixed(3)} ms CPU/msg`);
+      say(`round ${r + 1}: ${per.at(-1)!.toFixed(3)} ms CPU/msg`);
     }
     if (session) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(process.argv[profAt + 1]!, JSON.stringify(profile));
     }
-    console.log(`median ${median(per).toFixed(3)} ms CPU/msg over ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
+    say(`median ${median(per).toFixed(3)} ms CPU/msg over ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
   } finally {
     for (const s of sides) await s.close();
     stub.stop();

@@ -11,6 +11,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
+import { abortWaiters } from './abort-waiters.js';
 import { DnsError } from './dns-errors.js';
 import type { DnsErrorCode } from './dns-errors.js';
 import { decodeMessage, encodeQuery, RCODE } from './dns-wire.js';
@@ -275,10 +276,20 @@ export class DnsResolver {
       this.#inflight.set(key, p);
     }
     if (!signal) return p;
+    const waiters = abortWaiters(signal);
+    const shared = p;
     return new Promise<DnsAnswer>((resolve, reject) => {
-      const onAbort = (): void => reject(new DnsError('CANCELLED', qname, type));
-      signal.addEventListener('abort', onAbort, { once: true });
-      p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+      const wait = waiters.add(() => reject(new DnsError('CANCELLED', qname, type)));
+      shared.then(
+        (a) => {
+          waiters.remove(wait);
+          resolve(a);
+        },
+        (e: unknown) => {
+          waiters.remove(wait);
+          reject(e);
+        },
+      );
     });
   }
 

@@ -4,6 +4,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { DnsResolver } from '../../src/net/index.js';
 import { startFaultyDns, type DnsFault, type FaultyDnsServer } from '../helpers/faulty-dns.js';
 
@@ -88,6 +89,37 @@ test('a lookup whose signal is already aborted starts no query (a query started 
   assert.equal(r.sent, 0);
   await new Promise((res) => setTimeout(res, 300));
   assert.deepEqual(uncaught, []);
+});
+
+test('lookups waiting on one signal share one abort listener; the abort ends every one of them, a later lookup none', async () => {
+  server.mode = 'silent';
+  const r = new DnsResolver({ servers: [server.address], timeout: 5, retransmits: 0 });
+  const ac = new AbortController();
+  const warnings: Error[] = [];
+  const onWarning = (w: Error): void => { warnings.push(w); };
+  process.on('warning', onWarning);
+  try {
+    // Past EventTarget's default of 10 listeners, and merged lookups of one name among them.
+    const names = Array.from({ length: 50 }, (_, i) => `w${i % 40}.example.net`);
+    const pending = names.map((n) => r.lookup(n, 'A', ac.signal));
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
+    const t0 = performance.now();
+    ac.abort();
+    const results = await Promise.allSettled(pending);
+    for (const res of results) assert.equal(res.status === 'rejected' && (res.reason as { code?: string }).code, 'CANCELLED');
+    assert.ok(performance.now() - t0 < 1000, 'ended by the abort, not by the 5 s time-out');
+    await assert.rejects(r.lookup('after.example.net', 'A', ac.signal), { code: 'CANCELLED' });
+    // A signal that never aborts keeps its one listener, however many lookups settle on it.
+    server.mode = 'servfail';
+    const live = new AbortController();
+    for (let i = 0; i < 30; i++) await assert.rejects(r.lookup(`s${i}.example.net`, 'A', live.signal), { code: 'SERVFAIL' });
+    assert.equal(getEventListeners(live.signal, 'abort').length, 1);
+    await new Promise((res) => setImmediate(res));
+    assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning'), []);
+    assert.deepEqual(uncaught, []);
+  } finally {
+    process.off('warning', onWarning);
+  }
 });
 
 test('a name the wire cannot carry is BADNAME, not a network error retried', async () => {
