@@ -89,7 +89,7 @@ describe('connection balancing over the scan workers', () => {
         const counts = await scansPerWorker(srv.lines, from, normalPids, SCANS_PER_ROUND);
         // An even split is half each. Without the balancing a burst is often split 0/8 or 2/6
         // and stays so: a quarter of the scans or less for one worker.
-        assert.ok(Math.min(...counts) >= SCANS_PER_ROUND * 0.35, `round ${round}: scans per worker ${counts.join('/')}`);
+        assert.ok(Math.min(...counts) >= SCANS_PER_ROUND * 0.3, `round ${round}: scans per worker ${counts.join('/')}`);
         // Balancing hands connections back only while they are uneven, not on every reply.
         const reconnects = clients.reduce((n, c) => n + c.reconnects, 0);
         assert.ok(reconnects < SCANS_PER_ROUND / 4, `round ${round}: ${reconnects} reconnects`);
