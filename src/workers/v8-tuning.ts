@@ -1,4 +1,4 @@
-// V8 settings for a scanning process, applied when a normal worker starts.
+// V8 settings of each process role: the scan path's pretenuring, each role's heap flags, the supervisor's own.
 import v8 from 'node:v8';
 
 /**
@@ -35,7 +35,7 @@ interface RoleV8 {
 }
 
 export const ROLE_V8: Readonly<Record<'normal' | 'controller' | 'fuzzy' | 'proxy', RoleV8>> = {
-  // 8 MiB: another 5 MiB less per worker than 16, and CPU within the noise of 16 (4 MiB cost 25 %).
+  // 8 MiB: another 5 MiB less per worker than 16 for about 3 % more CPU, within the runs' noise (4 MiB cost 25 %).
   normal: { semiSpaceMiB: 8, heapGrowingPercent: 20 },
   // Serves the web UI and learns at a few requests a second: PSS 87 → 56 MiB idle.
   controller: { semiSpaceMiB: 1, optimizeForSize: true },
