@@ -78,9 +78,18 @@ export function nxdomainReply(q: Buffer): Buffer | undefined {
 
 export interface RunningStub { port: number; close(): Promise<void> }
 
+/** The first question as `name type` for the query log (`?` when it cannot be read). */
+function questionText(q: Buffer): string {
+  const end = q.length >= HEADER_BYTES ? questionEnd(q) : -1;
+  if (end < 0) return '?';
+  const labels: string[] = [];
+  for (let i = HEADER_BYTES; q[i] !== 0; i += 1 + q[i]!) labels.push(q.toString('latin1', i + 1, i + 1 + q[i]!));
+  return `${labels.join('.')} ${q.readUInt16BE(end - 4)}`;
+}
+
 /** Serves on `host`:`port` (UDP and TCP; port 0: a free pair on 127.0.0.1); `log`: a file to append one line per query to. */
 export async function serveStub(host: string, port: number, log?: string): Promise<RunningStub> {
-  const note = log ? (proto: string, q: Buffer): void => appendFileSync(log, `${(Date.now() / 1000).toFixed(6)} ${proto} ${q.length} bytes id=${q.length >= 2 ? q.readUInt16BE(0) : -1}\n`) : undefined;
+  const note = log ? (proto: string, q: Buffer): void => appendFileSync(log, `${(Date.now() / 1000).toFixed(6)} ${proto} ${q.length} bytes id=${q.length >= 2 ? q.readUInt16BE(0) : -1} ${questionText(q)}\n`) : undefined;
   const onQuery = (udp: dgram.Socket) => (q: Buffer, peer: dgram.RemoteInfo): void => {
     note?.('udp', q);
     const r = nxdomainReply(q);

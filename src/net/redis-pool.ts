@@ -5,8 +5,8 @@
 // until it answers again (as the stores do, storage/redis/guard.ts), so a hung Redis costs the
 // scans of a plugin one timeout, not one per call.
 
-import { Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
+import { ioredis } from '../storage/redis/ioredis-lib.js';
 import type { Logger } from '../core/logger.js';
 import { RedisGuard } from '../storage/redis/guard.js';
 
@@ -49,7 +49,7 @@ export class RedisPool {
       };
       if (t.username !== undefined) opts.username = t.username;
       if (t.password !== undefined) opts.password = t.password;
-      const client = new Redis(opts);
+      const client = new (ioredis().Redis)(opts);
       client.on('error', () => {
         // Connection errors surface as failed commands; ioredis reconnects on its own.
       });

@@ -33,6 +33,7 @@ import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
 import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.js';
 import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS, mib, monotonicMs, reportId, startHeartbeat, WATCHDOG_TICK_MS } from './watchdog.js';
 import { startWatchdogThread } from './watchdog-thread.js';
+import { preloadMailauth } from '../module-helpers/mailauth-libs.js';
 import { forwardStderr } from './worker-stderr.js';
 import { checkConfig } from './config-check.js';
 import { processShape, SwappableScanner, type EngineSet } from './engine-swap.js';
@@ -135,6 +136,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
     if (needsSelfScan(p)) {
       // Self-scan: the normal worker's route table over the proxy's own engine.
       tuneV8ForScanning();
+      await preloadMailauth();
       const scanner = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
       dynamic = startDynamicSync({ engine: scanner, kv: svc.stores.kv, log: plog });
       await dynamic.ready;
@@ -167,6 +169,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
   }
   if (role === 'normal') {
     tuneV8ForScanning();
+    await preloadMailauth();
     const w = cfg.workers.normal;
     const wlog = log.child('normal');
     const engineSet = async (c: LoadedConfig, m: MapRegistry): Promise<EngineSet> => {

@@ -1,5 +1,4 @@
-import { arc } from 'mailauth/lib/arc/index.js';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { loadArc, loadDkimVerify } from '../../module-helpers/mailauth-libs.js';
 import type { Task } from '../../plugin-api/index.js';
 import { authInput, MAX_ARC_SETS } from '../../module-helpers/auth-message.js';
 import { AUTH_CACHE, authOutcome, trackedResolver } from '../../module-helpers/auth-results.js';
@@ -32,6 +31,7 @@ export function makeArcCheck(config: ArcConfig): (task: Task) => Promise<void> {
     // The DKIM check's parse carries the ARC chain and the verified AMS; parse again only if it did not run.
     let data = authOutcome(task, 'dkim')?.arc;
     // The DKIM check skipped its parse (no DKIM-Signature): the ARC chain still needs one.
+    const [{ arc }, { dkimVerify }] = await Promise.all([loadArc(), loadDkimVerify()]);
     if (data === undefined) data = (await dkimVerify(input.raw, { resolver: resolver as never, minBitLength: config.min_key_bits })).arc;
     const r = await arc(data as never, { resolver: resolver as never, minBitLength: config.min_key_bits });
     const result = r.status.result as AuthResultValue;

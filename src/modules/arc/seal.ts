@@ -2,7 +2,7 @@
 // what this scan verified, ARC-Message-Signature and ARC-Seal — as milter header additions.
 // Sealed only when the incoming chain is absent or valid, like mailauth and Rspamd.
 
-import { createSeal } from 'mailauth/lib/arc/index.js';
+import { loadArc } from '../../module-helpers/mailauth-libs.js';
 import type { Task } from '../../plugin-api/index.js';
 import { signingInput } from '../../module-helpers/auth-message.js';
 import { authOutcome, authResultRows } from '../../module-helpers/auth-results.js';
@@ -20,6 +20,7 @@ export function makeArcSeal(id: SealIdentity, authservId: string): (task: Task) 
     if (chain !== 'none' && chain !== 'pass') return;
     const rows = authResultRows(task);
     const authResults = `${authservId}; ${rows.length > 0 ? rows.join('; ') : 'none'}`;
+    const { createSeal } = await loadArc();
     const { headers } = await createSeal(signingInput(task), {
       seal: { signingDomain: id.domain, selector: id.selector, privateKey: id.privateKey, authResults, cv: chain },
     } as never);

@@ -1,5 +1,5 @@
 import { createPrivateKey } from 'node:crypto';
-import { dkimSign } from 'mailauth/lib/dkim/sign.js';
+import { loadDkimSign } from '../../module-helpers/mailauth-libs.js';
 import { getDomain } from 'tldts';
 import type { Task } from '../../plugin-api/index.js';
 import { signingInput } from '../../module-helpers/auth-message.js';
@@ -44,6 +44,7 @@ export function makeSigningCheck(cfg: DkimSigningConfig, keys: KeyStore): (task:
       ...(cfg.sign_headers.length > 0 ? { headerList: cfg.sign_headers } : {}),
     };
     // mailauth reads the header block it is given in full: it gets the capped one (signingInput).
+    const { dkimSign } = await loadDkimSign();
     const r = await dkimSign(signingInput(task), { ...data, signatureData: [data] });
     if (r.errors.length > 0 || !r.signatures.startsWith('DKIM-Signature:')) {
       task.log.warn('DKIM signing failed', { domain, error: r.errors[0]?.message });

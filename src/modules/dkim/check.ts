@@ -1,4 +1,4 @@
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { loadDkimVerify } from '../../module-helpers/mailauth-libs.js';
 import type { Task } from '../../plugin-api/index.js';
 import { authInput, MAX_DKIM_BODY_HASHES, type AuthInput } from '../../module-helpers/auth-message.js';
 import { AUTH_CACHE, skipAuth, trackedResolver } from '../../module-helpers/auth-results.js';
@@ -33,6 +33,7 @@ export function makeDkimCheck(config: DkimConfig): (task: Task) => Promise<void>
     const input = authInput(task, config.max_sigs);
     if (input.signaturesKept + input.signaturesUnusable.length < input.signatures) reportSkipped(task, input, config.max_sigs);
     const resolver = trackedResolver(task);
+    const { dkimVerify } = await loadDkimVerify();
     const r = await dkimVerify(input.raw, { resolver: resolver as never, minBitLength: config.min_key_bits, ...(task.envelopeFrom?.address ? { sender: task.envelopeFrom.address } : {}) });
     const signatures: DkimSignatureOutcome[] = [];
     for (const res of r.results ?? []) {

@@ -1,4 +1,4 @@
-import { spf } from 'mailauth/lib/spf/index.js';
+import { loadSpf } from '../../module-helpers/mailauth-libs.js';
 import type { Task } from '../../plugin-api/index.js';
 import { AUTH_CACHE, skipAuth, trackedResolver } from '../../module-helpers/auth-results.js';
 import type { AuthResultValue, SpfOutcome } from '../../module-helpers/auth-results.js';
@@ -15,6 +15,7 @@ export function makeSpfCheck(config: SpfConfig, hostname: string): (task: Task) 
     const sender = from && from.address ? from.address : helo ? `postmaster@${helo}` : undefined;
     if (!sender) return;
     const resolver = trackedResolver(task);
+    const { spf } = await loadSpf();
     const r = await spf({
       sender,
       ip,

@@ -2,8 +2,14 @@
 // Rspamd's tokeniser makes it): UAX#29 word boundaries (ICU, as Intl.Segmenter), NFKC,
 // lower case, only letter/mark/number/connector/math/currency code points, Snowball stem.
 // URLs and e-mail addresses are exceptions in Rspamd's tokeniser and never become words.
+import { createRequire } from 'node:module';
 import { LinkifyIt } from 'linkify-it';
-import snowball from 'snowball-stemmers';
+
+type Snowball = typeof import('snowball-stemmers');
+let snowballLib: Snowball | undefined;
+// Required on the first stem rather than imported: its 0.8 MiB of generated source (and the
+// objects it builds) would otherwise sit in the supervisor too, which never stems a word.
+const snowball = (): Snowball => (snowballLib ??= createRequire(import.meta.url)('snowball-stemmers') as Snowball);
 
 // Built once per process: linkify compiles its regexps at construction.
 const linkify = new LinkifyIt({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true });
@@ -29,7 +35,7 @@ function stemmerFor(lang: string): Stemmer | null {
   let s = stemmers.get(lang);
   if (s === undefined) {
     const name = LANG_NAMES[lang];
-    s = name && snowball.algorithms().includes(name) ? snowball.newStemmer(name) : null;
+    s = name && snowball().algorithms().includes(name) ? snowball().newStemmer(name) : null;
     stemmers.set(lang, s);
   }
   return s;

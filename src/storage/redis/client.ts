@@ -5,7 +5,8 @@
 // themselves when Redis is back.
 
 import { createHash } from 'node:crypto';
-import { Cluster, Redis, type ClusterOptions } from 'ioredis';
+import type { Cluster, ClusterOptions, Redis } from 'ioredis';
+import { ioredis } from './ioredis-lib.js';
 import type { Logger } from '../../core/logger.js';
 import { StoreError } from '../types.js';
 
@@ -116,12 +117,12 @@ export function createRedisClient(cfg: RedisConnectionConfig, log: Logger, label
       clusterRetryStrategy: retry,
       redisOptions: { ...common, maxRetriesPerRequest: 0 },
     };
-    client = new Cluster(
+    client = new (ioredis().Cluster)(
       cfg.servers.map((s) => hostPort(s, REDIS_PORT)),
       opts,
     );
   } else if (cfg.sentinels.length > 0) {
-    client = new Redis({
+    client = new (ioredis().Redis)({
       ...common,
       enableOfflineQueue: false,
       sentinels: cfg.sentinels.map((s) => hostPort(s, SENTINEL_PORT)),
@@ -132,7 +133,7 @@ export function createRedisClient(cfg: RedisConnectionConfig, log: Logger, label
     });
   } else {
     const { host, port } = hostPort(cfg.servers[0] ?? '127.0.0.1', REDIS_PORT);
-    client = new Redis({ ...common, enableOfflineQueue: false, host, port, db: cfg.db, retryStrategy: retry });
+    client = new (ioredis().Redis)({ ...common, enableOfflineQueue: false, host, port, db: cfg.db, retryStrategy: retry });
   }
   // Without a listener an 'error' event would crash the process.
   client.on('error', outageLogger(log, label));
@@ -184,7 +185,7 @@ export class RedisScript {
 
 /** Keys matching `pattern`, a SCAN page at a time, on every master (a Cluster spreads keys over several). */
 export async function* scanBatches(client: RedisClient, pattern: string): AsyncIterable<string[]> {
-  const nodes: Redis[] = client instanceof Cluster ? client.nodes('master') : [client];
+  const nodes: Redis[] = client instanceof ioredis().Cluster ? client.nodes('master') : [client];
   for (const node of nodes) {
     let cursor = '0';
     do {
