@@ -1,7 +1,7 @@
 // antivirus options: one entry per scanner under `rules`, each with Rspamd's `antivirus` module
 // options where they apply. No rule, no module: it is off until a rule names its servers.
 import { z } from 'zod';
-import { isServerAddress, isSocketPath, socketPathProblem } from '../../core/config-values.js';
+import { isServerAddress, isSocketPath, MAX_SOCKET_PATH_BYTES, socketPathProblem } from '../../core/config-values.js';
 import { Duration, ServerList, Size } from '../../core/value-schemas.js';
 
 /** Scanner kinds: ClamAV's clamd, and the two generic external-scanner protocols (docs/antivirus.md). */
@@ -18,9 +18,9 @@ const Servers = ServerList.superRefine((list, ctx) => {
   for (const server of list) {
     if (isSocketPath(server)) {
       const problem = socketPathProblem(server);
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${problem}: ${server.slice(0, 80)}` });
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes without NUL (${problem})` });
     } else if (!isServerAddress(server)) {
-      ctx.addIssue({ code: 'custom', message: `a server "host[:port]" or "/socket/path", not ${JSON.stringify(server.slice(0, 80))}` });
+      ctx.addIssue({ code: 'custom', message: `servers "host[:port]" or "/socket/path" (not ${JSON.stringify(server.slice(0, 80))})` });
     }
   }
 });
@@ -81,7 +81,7 @@ export const AntivirusConfig = z.strictObject({
   for (const [name, rule] of Object.entries(cfg.rules)) {
     if (ruleType(name, rule) !== 'http') continue;
     const at = rule.servers.findIndex(isSocketPath);
-    if (at >= 0) ctx.addIssue({ code: 'custom', path: ['rules', name, 'servers'], message: `rule ${name} is of type http, which needs "host[:port]" servers; a socket path (${rule.servers[at]!.slice(0, 80)}) cannot be used` });
+    if (at >= 0) ctx.addIssue({ code: 'custom', path: ['rules', name, 'servers'], message: `"host[:port]" servers: rule ${name} is of type http, which cannot use the socket path ${rule.servers[at]!.slice(0, 80)}` });
   }
 });
 export type AntivirusConfig = z.infer<typeof AntivirusConfig>;
