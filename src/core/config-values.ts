@@ -1,5 +1,5 @@
 // Value types that appear in several config keys: sizes ("50M"), durations ("8s"), listen
-// addresses ("127.0.0.1:11333"), server addresses. Each parser returns undefined (or false) for
+// addresses ("127.0.0.1:11333"), server addresses, Unix-domain socket paths. Each parser returns undefined (or false) for
 // a bad value so the schema can report what was expected instead of guessing a fallback.
 
 import { isIPv6 } from 'node:net';
@@ -58,4 +58,23 @@ export function isServerAddress(v: string): boolean {
   if (m[1] !== undefined && !isIPv6(m[1])) return false;
   const port = m[3] === undefined ? 1 : Number(m[3]);
   return port >= 1 && port <= MAX_PORT;
+}
+
+/**
+ * Longest Unix-domain socket path, in bytes: Linux's `sun_path` holds 108 with the terminating
+ * NUL. libuv cuts a longer path short without a word, which could reach another socket.
+ */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+/** A host naming a Unix-domain socket rather than a network peer. */
+export function isSocketPath(host: string): host is `/${string}` {
+  return host.startsWith('/');
+}
+
+/** Why `path` cannot be a socket address, or undefined when it can. */
+export function socketPathProblem(path: string): string | undefined {
+  if (path.includes('\0')) return 'the socket path contains a NUL byte';
+  const bytes = Buffer.byteLength(path);
+  if (bytes > MAX_SOCKET_PATH_BYTES) return `the socket path is ${bytes} bytes, longer than the ${MAX_SOCKET_PATH_BYTES} a socket address holds`;
+  return undefined;
 }

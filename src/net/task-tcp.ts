@@ -1,9 +1,11 @@
 // TCP exchanges of one task: a one-shot request (write the data, read the
 // reply) in callback or awaited form, and a connection for step-by-step awaited exchanges.
-// Host names go through the worker's resolver; every step is bounded by the call's timeout and
-// the task deadline, and the socket is destroyed when the task ends.
+// Host names go through the worker's resolver; a host that is an absolute path is a Unix-domain
+// socket (as Rspamd's address parsing reads one), and its port is ignored. Every step is bounded
+// by the call's timeout and the task deadline, and the socket is destroyed when the task ends.
 
 import net from 'node:net';
+import { isSocketPath, socketPathProblem } from '../core/config-values.js';
 import { isDnsError } from './dns-errors.js';
 import { callBudget, dispatch, NetError } from './scope.js';
 import type { NetScope } from './scope.js';
@@ -13,6 +15,12 @@ import type { TaskTcp, TcpCallback, TcpConnectRequest, TcpConnection, TcpData, T
 export const DEFAULT_TCP_TIMEOUT = 5;
 /** Bytes buffered from a peer before we give up: a peer that never sends the delimiter cannot exhaust memory. */
 export const MAX_TCP_BUFFER = 16 * 1024 * 1024;
+
+/** A refused path as an error shows it: cut short, its NUL bytes written out. */
+function shownPath(path: string): string {
+  const cut = path.length > 80 ? `${path.slice(0, 80)}…` : path;
+  return cut.replaceAll('\0', '\\0');
+}
 
 function toBuffer(d: TcpData): Buffer {
   if (Array.isArray(d)) return Buffer.concat(d.map((x) => (typeof x === 'string' ? Buffer.from(x) : x)));
@@ -118,15 +126,22 @@ class Conn implements TcpConnection {
   }
 }
 
-async function open(scope: NetScope, host: string, port: number, budgetMs: number): Promise<Conn> {
+async function open(scope: NetScope, host: string, port: number | undefined, budgetMs: number): Promise<Conn> {
   if (scope.ended) throw new Error('session is terminating');
-  if (!(Number.isInteger(port) && port > 0 && port < 65536)) throw new Error(`bad port ${port}`);
   const started = Date.now();
-  const addr = await resolveHost(scope, host);
+  let target: net.NetConnectOpts;
+  if (isSocketPath(host)) {
+    const problem = socketPathProblem(host);
+    if (problem !== undefined) throw new Error(`unable to make connection to the host ${shownPath(host)}: ${problem}`);
+    target = { path: host };
+  } else {
+    if (port === undefined || !(Number.isInteger(port) && port > 0 && port < 65536)) throw new Error(`bad port ${port}`);
+    target = { host: await resolveHost(scope, host), port };
+  }
   const left = budgetMs - (Date.now() - started);
   if (left <= 0) throw new Error('IO timeout');
   return new Promise((resolve, reject) => {
-    const sock = net.connect({ host: addr, port });
+    const sock = net.connect(target);
     const timer = setTimeout(() => { sock.destroy(); reject(new Error('IO timeout')); }, left);
     const onAbort = (): void => { sock.destroy(); reject(new Error(scope.ended ? 'session is terminating' : 'IO timeout')); };
     scope.signal.addEventListener('abort', onAbort, { once: true });

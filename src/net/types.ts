@@ -96,9 +96,14 @@ export type TcpData = string | Buffer | Array<string | Buffer>;
 
 export type TcpCallback = (err: string | undefined, data?: Buffer) => void;
 
-export interface TcpRequest {
-  host: string;
-  port: number;
+/**
+ * Where a TCP call goes: a host name or IP address with its port, or the absolute path of a
+ * Unix-domain socket (it starts with `/`; the port is then ignored and may be left out). A path
+ * longer than the socket address holds (107 bytes on Linux) is refused with an `err` result.
+ */
+export type TcpTarget = { host: string; port: number } | { host: `/${string}`; port?: number };
+
+export type TcpRequest = TcpTarget & {
   data?: TcpData;
   /** Wait for a reply (default true): the first chunk, or up to `stop_pattern`. */
   read?: boolean;
@@ -106,7 +111,7 @@ export interface TcpRequest {
   /** Seconds (5 by default), capped by the task deadline. */
   timeout?: number;
   callback?: TcpCallback;
-}
+};
 
 export interface TcpResult { err?: string; data?: Buffer }
 
@@ -126,7 +131,8 @@ export interface TcpConnection {
   close(): void;
 }
 
-export interface TcpConnectRequest { host: string; port: number; timeout?: number }
+/** `host` as in a request: a host name or address with `port`, or a Unix-domain socket path. */
+export type TcpConnectRequest = TcpTarget & { timeout?: number };
 
 export interface TaskTcp {
   request(req: TcpRequest & { callback: TcpCallback }): boolean;

@@ -1,6 +1,7 @@
 // A private ClamAV daemon for the antivirus tests: its own config file, a TCP port on loopback
-// and a signature database the test writes (no signature download is possible, and clamd needs
-// at least one valid database file). The system's clamav-daemon service is never used.
+// and/or a Unix-domain socket in its temporary directory (as Debian's clamav-daemon listens), and
+// a signature database the test writes (no signature download is possible, and clamd needs at
+// least one valid database file). The system's clamav-daemon service is never used.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile, mkdir, readFile } from 'node:fs/promises';
@@ -22,16 +23,19 @@ export function bodySignature(name: string, marker: string): string {
 }
 
 export interface Clamd {
-  port: number;
+  /** TCP port on 127.0.0.1, or undefined when clamd listens on its socket only. */
+  port: number | undefined;
+  /** Path of its Unix-domain socket (`LocalSocket`), when one was asked for. */
+  socket: string | undefined;
   stop(): Promise<void>;
   /** clamd's log so far. */
   log(): Promise<string>;
 }
 
-/** One command over a fresh connection, reply up to the `\0` terminator. */
-export function clamdCommand(port: number, command: Buffer): Promise<string> {
+/** One command over a fresh connection (a TCP port on loopback, or a socket path), reply up to the `\0` terminator. */
+export function clamdCommand(target: number | string, command: Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
-    const s = net.connect({ host: '127.0.0.1', port });
+    const s = typeof target === 'number' ? net.connect({ host: '127.0.0.1', port: target }) : net.connect({ path: target });
     let buf = Buffer.alloc(0);
     s.on('data', (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
@@ -46,21 +50,33 @@ export function clamdCommand(port: number, command: Buffer): Promise<string> {
   });
 }
 
+export interface ClamdListen {
+  /** Listen on a TCP port on 127.0.0.1 (default true). */
+  tcp?: boolean;
+  /** Listen on `<tmpdir>/clamd.sock` too (default false). */
+  socket?: boolean;
+}
+
 /**
  * Starts clamd in the foreground with `signatures` (file name → lines, e.g. `test.hdb`,
- * `test.ndb`) and waits until it answers PING.
+ * `test.ndb`) and waits until it answers PING on each place it listens.
  */
-export async function startClamd(signatures: Record<string, string[]>): Promise<Clamd> {
+export async function startClamd(signatures: Record<string, string[]>, listen: ClamdListen = {}): Promise<Clamd> {
+  const tcp = listen.tcp ?? true;
+  if (!tcp && !listen.socket) throw new Error('clamd needs somewhere to listen');
+  // mkdtemp under the system tmpdir keeps the socket path far below the 107 bytes it may hold.
   const dir = await mkdtemp(join(tmpdir(), 'mailsift-clamd-'));
   const db = join(dir, 'db');
   await mkdir(db);
   for (const [file, lines] of Object.entries(signatures)) await writeFile(join(db, file), lines.join('\n') + '\n');
-  const port = await freePort();
+  const port = tcp ? await freePort() : undefined;
+  const socket = listen.socket ? join(dir, 'clamd.sock') : undefined;
   const conf = join(dir, 'clamd.conf');
   await writeFile(conf, [
     'Foreground yes',
-    `TCPSocket ${port}`,
-    'TCPAddr 127.0.0.1',
+    ...(port !== undefined ? [`TCPSocket ${port}`, 'TCPAddr 127.0.0.1'] : []),
+    // Mode 666: whoever runs the tests can connect, as the operator's LocalSocketMode/Group allows mailsift.
+    ...(socket !== undefined ? [`LocalSocket ${socket}`, 'LocalSocketMode 666'] : []),
     `DatabaseDirectory ${db}`,
     `LogFile ${join(dir, 'clamd.log')}`,
     `PidFile ${join(dir, 'clamd.pid')}`,
@@ -75,7 +91,11 @@ export async function startClamd(signatures: Record<string, string[]>): Promise<
   for (;;) {
     if (child.exitCode !== null) throw new Error(`clamd exited with ${child.exitCode}: ${stderr}`);
     try {
-      if ((await clamdCommand(port, Buffer.from('zPING\0'))) === 'PONG') break;
+      let ready = true;
+      for (const target of [port, socket]) {
+        if (target !== undefined) ready &&= (await clamdCommand(target, Buffer.from('zPING\0'))) === 'PONG';
+      }
+      if (ready) break;
     } catch {
       // not listening yet
     }
@@ -87,6 +107,7 @@ export async function startClamd(signatures: Record<string, string[]>): Promise<
   }
   return {
     port,
+    socket,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');

@@ -49,7 +49,7 @@ function scannerWith(rule: Record<string, unknown>, opts: Parameters<typeof crea
 test('the private clamd itself names the attachment (the signature is right)', async () => {
   const len = Buffer.alloc(4);
   len.writeUInt32BE(ATTACHMENT.length);
-  const reply = await clamdCommand(clamd.port, Buffer.concat([Buffer.from('zINSTREAM\0'), len, ATTACHMENT, Buffer.alloc(4)]));
+  const reply = await clamdCommand(clamd.port!, Buffer.concat([Buffer.from('zINSTREAM\0'), len, ATTACHMENT, Buffer.alloc(4)]));
   assert.equal(reply, `stream: ${EXE_FOUND} FOUND`);
 });
 

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startDnsServer } from '../helpers/dns-server.js';
 import type { DnsTestServer } from '../helpers/dns-server.js';
 import type { HttpResult, RedisResult, TcpResult } from '../../src/plugin-api/index.js';
@@ -172,6 +175,80 @@ test('tcp: one-shot request in both forms, connection with read_until/read_bytes
     assert.equal(txt('after'), 'ERR EOF, cannot read more data');
   } finally {
     await services.close();
+  }
+});
+
+test('tcp: a host that is an absolute path is a Unix-domain socket (port ignored); a missing or too long path is an err result', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mailsift-net-sock-'));
+  const path = join(dir, 'line.sock');
+  const missing = join(dir, 'missing.sock');
+  const tooLong = join(dir, 'x'.repeat(120));
+  // The same line protocol as the TCP line server, on a socket.
+  const seen: string[] = [];
+  const server = net.createServer((s) => {
+    let buf = '';
+    s.on('data', (d) => {
+      buf += d.toString();
+      let at;
+      while ((at = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, at);
+        buf = buf.slice(at + 1);
+        seen.push(line);
+        s.write(`SOCK ${line}\n`);
+      }
+    });
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(path, r));
+  const got: Record<string, unknown> = {};
+  const { engine, net: services } = await netEngine([
+    {
+      name: 'SOCK_CB',
+      check(task) {
+        task.tcp.request({ host: path, port: 0, data: 'cb\n', stop_pattern: '\n', callback: (err, data) => { got.cb = { err, data: data?.toString() }; } });
+      },
+    },
+    {
+      name: 'SOCK_AWAIT',
+      flags: ['coro'],
+      async check(task) {
+        // A literal path needs no port at all.
+        got.once = await task.tcp.request({ host: '/nonexistent-mailsift-dir/x.sock', data: 'x' });
+        got.reply = await task.tcp.request({ host: path, port: 12345, data: ['he', 'llo\n'], stop_pattern: '\n', timeout: 2 });
+        got.missing = await task.tcp.request({ host: missing, port: 0, data: 'x\n' });
+        got.tooLong = await task.tcp.request({ host: tooLong, port: 0, data: 'x\n' });
+        got.nul = await task.tcp.request({ host: `${path}\0tail`, port: 0, data: 'x\n' });
+        const c = await task.tcp.connect({ host: path, port: 0, timeout: 2 });
+        assert.ok(c.ok);
+        await c.conn.write('a\nb\n');
+        got.line1 = await c.conn.read_until('\n');
+        got.line2 = await c.conn.read_until('\n');
+        c.conn.close();
+        got.connMissing = await task.tcp.connect({ host: missing, port: 0 });
+      },
+    },
+  ], dns.address);
+  try {
+    await engine.scan(MSG, meta());
+    assert.deepEqual(got.cb, { err: undefined, data: 'SOCK cb' });
+    assert.equal((got.reply as TcpResult).err, undefined);
+    assert.equal((got.reply as TcpResult).data?.toString(), 'SOCK hello');
+    assert.match((got.once as TcpResult).err ?? '', /^unable to make connection to the host \/nonexistent-mailsift-dir\/x\.sock: connect ENOENT/);
+    assert.equal((got.missing as TcpResult).err, `unable to make connection to the host ${missing}: connect ENOENT ${missing}`);
+    assert.match((got.tooLong as TcpResult).err ?? '', /^unable to make connection to the host .*: the socket path is \d+ bytes, longer than the 107 a socket address holds$/);
+    assert.match((got.nul as TcpResult).err ?? '', /line\.sock\\0tail: the socket path contains a NUL byte$/);
+    const line = (k: string): string => { const r = got[k] as { ok: boolean; data?: Buffer; error?: string }; return r.ok ? r.data!.toString() : `ERR ${r.error}`; };
+    assert.equal(line('line1'), 'SOCK a');
+    assert.equal(line('line2'), 'SOCK b');
+    const cm = got.connMissing as { ok: boolean; error?: string };
+    assert.equal(cm.ok, false);
+    assert.match(cm.error ?? '', /connect ENOENT/);
+    // The refused paths never reached the server: only the good exchanges did.
+    assert.deepEqual(seen.sort(), ['a', 'b', 'cb', 'hello']);
+  } finally {
+    await services.close();
+    await new Promise<void>((r) => server.close(() => r()));
+    await rm(dir, { recursive: true, force: true });
   }
 });
 

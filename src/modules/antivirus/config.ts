@@ -1,14 +1,29 @@
 // antivirus options: one entry per scanner under `rules`, each with Rspamd's `antivirus` module
 // options where they apply. No rule, no module: it is off until a rule names its servers.
 import { z } from 'zod';
-import { isServerAddress } from '../../core/config-values.js';
+import { isServerAddress, isSocketPath, MAX_SOCKET_PATH_BYTES, socketPathProblem } from '../../core/config-values.js';
 import { Duration, ServerList, Size } from '../../core/value-schemas.js';
 
 /** Scanner kinds: ClamAV's clamd, and the two generic external-scanner protocols (docs/antivirus.md). */
 export const SCANNER_TYPES = ['clamav', 'tcp', 'http'] as const;
 export type ScannerType = (typeof SCANNER_TYPES)[number];
 
-const Servers = ServerList.refine((list) => list.length > 0 && list.every(isServerAddress), { message: 'a list of servers "host[:port]"' });
+/**
+ * `host[:port]` as other servers, or the absolute path of a Unix-domain socket (Debian's clamd
+ * listens only on /var/run/clamav/clamd.ctl). Kept here rather than in isServerAddress: the
+ * Redis stores and the others cannot use a path.
+ */
+const Servers = ServerList.superRefine((list, ctx) => {
+  if (list.length === 0) ctx.addIssue({ code: 'custom', message: 'a list of servers "host[:port]" or "/socket/path"' });
+  for (const server of list) {
+    if (isSocketPath(server)) {
+      const problem = socketPathProblem(server);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes without NUL (${problem})` });
+    } else if (!isServerAddress(server)) {
+      ctx.addIssue({ code: 'custom', message: `servers "host[:port]" or "/socket/path" (not ${JSON.stringify(server.slice(0, 80))})` });
+    }
+  }
+});
 
 /** Symbol → regular expression over the virus name; a list of such maps is tried in order. */
 const PatternTable = z.record(z.string().min(1), z.string());
@@ -17,7 +32,7 @@ const Patterns = z.union([PatternTable, z.array(PatternTable)]);
 export const AntivirusRule = z.strictObject({
   /** Scanner protocol; the rule's name when absent (a rule called `clamav` is a clamav rule). */
   type: z.enum(SCANNER_TYPES).optional(),
-  /** Scanners to ask, `host[:port]`, tried round-robin; the next one on a network error. */
+  /** Scanners to ask, `host[:port]` or a socket path (not for http), tried round-robin; the next one on a network error. */
   servers: Servers,
   /** http type: the path the part is POSTed to. */
   path: z.string().startsWith('/').default('/scan'),
@@ -53,7 +68,20 @@ export const AntivirusRule = z.strictObject({
 });
 export type AntivirusRule = z.infer<typeof AntivirusRule>;
 
+/** The type a rule gets from its name when it names none (rule.ts reports a rule with neither). */
+export function ruleType(name: string, rule: Pick<AntivirusRule, 'type'>): ScannerType | undefined {
+  return rule.type ?? SCANNER_TYPES.find((t) => t === name);
+}
+
 export const AntivirusConfig = z.strictObject({
   rules: z.record(z.string().min(1), AntivirusRule).default({}),
+}).superRefine((cfg, ctx) => {
+  // The http hook's URL needs a host and a port; a path is refused here, naming the rule, rather
+  // than at the first scan.
+  for (const [name, rule] of Object.entries(cfg.rules)) {
+    if (ruleType(name, rule) !== 'http') continue;
+    const at = rule.servers.findIndex(isSocketPath);
+    if (at >= 0) ctx.addIssue({ code: 'custom', path: ['rules', name, 'servers'], message: `"host[:port]" servers: rule ${name} is of type http, which cannot use the socket path ${rule.servers[at]!.slice(0, 80)}` });
+  }
 });
 export type AntivirusConfig = z.infer<typeof AntivirusConfig>;

@@ -1,10 +1,17 @@
 // One configured scanner compiled at setup: its protocol, servers with ports, symbols, and the
 // virus-name patterns as regular expressions. Nothing here runs per message.
-import type { AntivirusRule, ScannerType } from './config.js';
+import { isSocketPath } from '../../core/config-values.js';
+import { ruleType, type AntivirusRule, type ScannerType } from './config.js';
 
-export interface ScannerServer {
-  host: string;
-  port: number;
+/**
+ * A host and port, or a Unix-domain socket path with no port: the same shape the task's TCP
+ * calls take, so a server is passed on as it is.
+ */
+export type ScannerServer = { host: string; port: number } | { host: `/${string}`; port?: undefined };
+
+/** A server as the log and the fail symbol show it: `host:port`, or the socket path alone. */
+export function serverName(server: ScannerServer): string {
+  return server.port === undefined ? server.host : `${server.host}:${server.port}`;
 }
 
 export interface CompiledRule {
@@ -27,8 +34,12 @@ const DEFAULT_PORTS: Record<ScannerType, number | undefined> = { clamav: 3310, h
 
 export class RuleError extends Error {}
 
-/** `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address (the config schema checked the shape). */
+/**
+ * `host`, `host:port`, `[v6]`, `[v6]:port`, a bare IPv6 address, or an absolute socket path
+ * (the config schema checked the shape).
+ */
 export function parseServer(text: string, defaultPort: number | undefined): ScannerServer {
+  if (isSocketPath(text)) return { host: text };
   const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
   let host = text;
   let port: string | undefined;
@@ -48,9 +59,11 @@ function defaultSymbol(name: string, type: ScannerType): string {
 }
 
 export function compileRule(name: string, opts: AntivirusRule, withCache: boolean): CompiledRule {
-  const type = opts.type ?? (name === 'clamav' || name === 'tcp' || name === 'http' ? name : undefined);
+  const type = ruleType(name, opts);
   if (type === undefined) throw new RuleError(`rule ${name} needs a type (clamav, tcp or http)`);
   const servers = opts.servers.map((s) => parseServer(s, DEFAULT_PORTS[type]));
+  // The config schema refuses this already; a rule built another way gets the same answer.
+  if (type === 'http' && servers.some((s) => s.port === undefined)) throw new RuleError(`rule ${name} is of type http, which cannot use a socket path`);
   const symbol = opts.symbol ?? defaultSymbol(name, type);
   const patterns: CompiledRule['patterns'] = [];
   for (const table of Array.isArray(opts.patterns) ? opts.patterns : opts.patterns ? [opts.patterns] : []) {

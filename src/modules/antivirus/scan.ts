@@ -3,7 +3,7 @@
 // network error, up to `retransmits` more attempts. A reply that says something we cannot read
 // is not retried: the scanner answered, and asking again would get the same answer.
 import type { Task } from '../../plugin-api/index.js';
-import type { CompiledRule, ScannerServer } from './rule.js';
+import { serverName, type CompiledRule, type ScannerServer } from './rule.js';
 import type { ScanContent } from './select-content.js';
 import { clamdInstream, lineRequest, parseClamdReply, parseHttpReply, parseLineReply, type ScanVerdict } from './wire.js';
 
@@ -14,18 +14,20 @@ export const MAX_HTTP_REPLY = 64 * 1024;
 type Attempt = ScanVerdict | { kind: 'network'; text: string };
 
 async function askClamd(task: Task, server: ScannerServer, item: ScanContent, timeout: number): Promise<Attempt> {
-  const r = await task.tcp.request({ host: server.host, port: server.port, data: clamdInstream(item.content), stop_pattern: '\0', timeout });
+  const r = await task.tcp.request({ ...server, data: clamdInstream(item.content), stop_pattern: '\0', timeout });
   if (r.err !== undefined) return { kind: 'network', text: r.err };
   return parseClamdReply((r.data ?? Buffer.alloc(0)).toString('utf8'));
 }
 
 async function askLine(task: Task, server: ScannerServer, item: ScanContent, timeout: number): Promise<Attempt> {
-  const r = await task.tcp.request({ host: server.host, port: server.port, data: lineRequest(item.content), stop_pattern: '\n', timeout });
+  const r = await task.tcp.request({ ...server, data: lineRequest(item.content), stop_pattern: '\n', timeout });
   if (r.err !== undefined) return { kind: 'network', text: r.err };
   return parseLineReply((r.data ?? Buffer.alloc(0)).toString('utf8'));
 }
 
 async function askHttp(task: Task, server: ScannerServer, item: ScanContent, timeout: number, path: string): Promise<Attempt> {
+  // compileRule refuses socket paths for http rules; this keeps the URL below well-typed.
+  if (server.port === undefined) return { kind: 'error', text: `${server.host}: http cannot use a socket path` };
   const host = server.host.includes(':') ? `[${server.host}]` : server.host;
   const headers: Record<string, string> = { 'Content-Type': 'application/octet-stream' };
   // Names are the sender's text: percent-encoded so no byte of theirs shapes our request.
@@ -52,8 +54,8 @@ export async function scanContent(task: Task, rule: CompiledRule, item: ScanCont
     if (task.signal.aborted) break;
     const r = await attempt(task, rule, server, item);
     if (r.kind !== 'network') return r;
-    last = `${server.host}:${server.port}: ${r.text}`;
-    task.log.debug('antivirus: scanner unreachable, trying again', { rule: rule.name, server: `${server.host}:${server.port}`, error: r.text });
+    last = `${serverName(server)}: ${r.text}`;
+    task.log.debug('antivirus: scanner unreachable, trying again', { rule: rule.name, server: serverName(server), error: r.text });
   }
   return { kind: 'error', text: `failed to scan, maximum retransmits exceed (${last || 'task ended'})` };
 }
