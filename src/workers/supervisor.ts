@@ -27,7 +27,7 @@ import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
 import type { StatsHub } from '../observability/stats-hub.js';
 import { startFuzzyWorker } from '../fuzzy-storage/worker.js';
 import { ConnectionLedger } from './conn-balance.js';
-import { roleV8Flags, tuneV8ForScanning, tuneV8ForSupervising } from './v8-tuning.js';
+import { roleV8Flags, tuneV8ForScanning, tuneV8ForSupervising, workerMallocEnv } from './v8-tuning.js';
 import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
 import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.js';
@@ -617,7 +617,7 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     slot.liveness = new Liveness(monotonicMs());
     // Each role its own V8 flags (roleV8Flags): the settings cluster.fork reads at the fork.
     cluster.setupPrimary({ execArgv: workerExecArgv(forkMaxHeap, slot.role) });
-    const worker = cluster.fork({ ...slot.env, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}) });
+    const worker = cluster.fork({ ...workerMallocEnv(), ...slot.env, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}) });
     stats.attach(worker);
     if (slot.role === 'normal') connections.attach(worker);
     slot.worker = worker;
