@@ -231,7 +231,7 @@ function pidFile(name: string): number | undefined {
  */
 export async function startReferenceRspamd(workers: number): Promise<RunningServer> {
   const script = join(REFERENCE_RSPAMD_DIR, 'rspamd.sh');
-  const env = { ...process.env, RSPAMD_WORKERS: String(workers), RSPAMD_LOGLEVEL: 'error' };
+  const env = { ...process.env, RSPAMD_WORKERS: String(workers), RSPAMD_LOGLEVEL: process.env.RSPAMD_LOGLEVEL ?? 'info' };
   if (pidFile('rspamd-main') !== undefined) throw new Error(`a reference Rspamd is already running (${RSPAMD_STATE}/run/rspamd-main.pid): stop it with ${script} stop`);
   const dns = await startDnsStub(RSPAMD_DNS_PORT);
   await mkdir(join(RSPAMD_STATE, 'run'), { recursive: true });

@@ -20,6 +20,11 @@ import { cpuMsOf, processTree, PssSampler, rspamdRole, type PssPeak } from './pr
 import { flushReferenceBayes, startReferenceRspamd, type RunningServer } from './servers.js';
 import { BAYES_STORES, bayesPlacement, tallyText, trainThroughController, type BayesPlacement, type BayesStore } from './train.js';
 import { parseVias, startMailsiftVias, type MailsiftVias, type Via } from './vias.js';
+import { recordedEnvelope } from './accuracy-rules.js';
+import type { ScanMeta } from '../src/plugin-api/index.js';
+
+const ENVELOPE_KINDS = ['none', 'recorded'] as const;
+type EnvelopeKind = (typeof ENVELOPE_KINDS)[number];
 
 /**
  * Warm-up: before its measured runs, each server scans the same messages once, unmeasured, at
@@ -176,10 +181,25 @@ export class LeanConnection {
   }
 }
 
-/** A /checkv2 request exactly as sent (no body block, like `rspamc` without flags). */
-export function wireRequest(server: string, message: Buffer): Buffer {
-  const head = `POST /checkv2 HTTP/1.1\r\nHost: ${server}\r\nConnection: keep-alive\r\nContent-Type: text/plain\r\nContent-Length: ${message.length}\r\n\r\n`;
+/**
+ * The envelope an MTA passes with a scan, as header lines of the headers protocol. A value with a
+ * line break or a byte beyond Latin-1 (a corpus header gone wrong) is left out, not sent broken.
+ */
+export function envelopeHeaders(meta: ScanMeta | undefined): string {
+  if (!meta) return '';
+  const fields: Array<[string, string | undefined]> = [['IP', meta.ip], ['Helo', meta.helo], ['Hostname', meta.hostname], ['From', meta.from], ...(meta.rcpt ?? []).map((r): [string, string] => ['Rcpt', r])];
+  return fields.filter((f): f is [string, string] => f[1] !== undefined && f[1] !== '' && /^[\x20-\x7e\xa0-\xff]+$/.test(f[1])).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+}
+
+/** A /checkv2 request exactly as sent (no body block, like `rspamc` without flags), with `envelope` when given. */
+export function wireRequest(server: string, message: Buffer, envelope?: ScanMeta): Buffer {
+  const head = `POST /checkv2 HTTP/1.1\r\nHost: ${server}\r\nConnection: keep-alive\r\nContent-Type: text/plain\r\n${envelopeHeaders(envelope)}Content-Length: ${message.length}\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), message]);
+}
+
+/** Each message's envelope for --envelope: none (as `rspamc` sends without options) or the one its MTA recorded. */
+function envelopesFor(corpus: CorpusMessage[], kind: EnvelopeKind): Array<ScanMeta | undefined> {
+  return corpus.map((m) => (kind === 'recorded' ? recordedEnvelope(m.bytes) : undefined));
 }
 
 /** The reply's action, without parsing the whole JSON body (the action is a plain string). */
@@ -229,16 +249,16 @@ function targetName(server: string, via: Via): string {
   return via === 'direct' ? server : `${server} via ${via}`;
 }
 
-function mailsiftTargets(m: MailsiftVias, vias: readonly Via[], corpus: CorpusMessage[]): Target[] {
+function mailsiftTargets(m: MailsiftVias, vias: readonly Via[], corpus: CorpusMessage[], envelopes: Array<ScanMeta | undefined>): Target[] {
   return vias.map((via): Target => {
     const address = m.address[via]!;
-    const wires = via === 'milter' ? corpus.map((msg, i) => milterMessage(msg.bytes, `BENCH${i.toString(16).toUpperCase()}`)) : corpus.map((msg) => wireRequest(address, msg.bytes));
+    const wires = via === 'milter' ? corpus.map((msg, i) => milterMessage(msg.bytes, `BENCH${i.toString(16).toUpperCase()}`)) : corpus.map((msg, i) => wireRequest(address, msg.bytes, envelopes[i]));
     return { name: targetName('mailsift', via), server: 'mailsift', via, address, pids: () => m.pids(), relayPids: () => m.relayPids(), roleOf: (p) => m.roleOf(p), wires, open: () => (via === 'milter' ? milterChannel(address) : httpChannel(address)) };
   });
 }
 
-function serverTarget(s: RunningServer, corpus: CorpusMessage[]): Target {
-  return { name: s.name, server: s.name, via: 'direct', address: s.scan, pids: () => processTree(s.pids()), roleOf: rspamdRole, wires: corpus.map((m) => wireRequest(s.scan, m.bytes)), open: () => httpChannel(s.scan) };
+function serverTarget(s: RunningServer, corpus: CorpusMessage[], envelopes: Array<ScanMeta | undefined>): Target {
+  return { name: s.name, server: s.name, via: 'direct', address: s.scan, pids: () => processTree(s.pids()), roleOf: rspamdRole, wires: corpus.map((m, i) => wireRequest(s.scan, m.bytes, envelopes[i])), open: () => httpChannel(s.scan) };
 }
 
 async function scanAll(target: Target, corpus: CorpusMessage[], concurrency: number) {
@@ -511,9 +531,10 @@ async function main(): Promise<void> {
     .option('--train-limit <n>', 'with --trained: learn only a proportional sample of this many messages (quick checks)', (v) => Number(v))
     .option('--store <store>', `with --trained: mailsift's Bayes store, ${BAYES_STORES.join(' or ')} (Redis at 127.0.0.1:6379, under a key prefix removed at the end)`, 'sqlite')
     .option('--no-bulk', 'with --trained: learn mailsift without Learn-Type: bulk (its learn guards apply, as for Rspamd)')
+    .option('--envelope <kind>', 'what the client sends with each message: none (as `rspamc` without options) or recorded (the sender IP, HELO, reverse name, Return-Path and recipient its MTA recorded, as an MTA passes them; not with --via milter, whose client sends no envelope)', 'none')
     .option('--via <list>', 'how the client reaches mailsift: direct (/checkv2 of the normal workers), proxy (HTTP through the proxy worker), milter (milter through the proxy worker)', 'direct,proxy,milter')
     .parse();
-  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number; order: string; repeat: number; via: string; settle?: number; split?: string; trained?: boolean; trainLimit?: number; store: string; bulk: boolean }>();
+  const o = program.opts<{ rspamd?: boolean; json?: boolean; workers: number; concurrency: string; limit?: number; mailsift: boolean; warmup?: number; slowest: number; order: string; repeat: number; via: string; settle?: number; split?: string; trained?: boolean; trainLimit?: number; store: string; bulk: boolean; envelope: string }>();
   const vias = parseVias(o.via);
   if (o.settle !== undefined && !(o.settle >= 0)) throw new Error(`--settle: expected a number of seconds, found ${o.settle}`);
   const settleMs = o.settle !== undefined ? o.settle * 1000 : DEFAULT_SETTLE_MS;
@@ -525,9 +546,12 @@ async function main(): Promise<void> {
   const root = repoRoot();
   const loaded = o.split ? await loadFolder(resolve(o.split), o.limit) : await loadCorpus(root, o.limit);
   const corpus = o.order === 'mixed' ? shuffled(loaded, ORDER_SEED) : loaded;
+  if (!(ENVELOPE_KINDS as readonly string[]).includes(o.envelope)) throw new Error(`--envelope: expected ${ENVELOPE_KINDS.join(' or ')}, found ${o.envelope}`);
+  if (o.envelope !== 'none' && o.mailsift && vias.includes('milter')) throw new Error('--envelope recorded: the milter client sends no envelope; measure --via direct or proxy');
+  const envelopes = envelopesFor(corpus, o.envelope as EnvelopeKind);
   const warmup = o.warmup !== undefined && Number.isInteger(o.warmup) && o.warmup >= 0 ? o.warmup : corpus.length;
   const trained = o.trained ? await trainingPlan(root, o.store as BayesStore, o.bulk, o.trainLimit) : undefined;
-  const setup = `${o.split ? `split ${o.split}` : 'development split'}; ${trained ? `trained on ${trained.messages.length} development-split messages (mailsift: ${trained.placement.describe}${o.bulk ? ', Learn-Type: bulk' : ''}; Rspamd: its redis)` : 'untrained'}`;
+  const setup = `${o.split ? `split ${o.split}` : 'development split'}; ${trained ? `trained on ${trained.messages.length} development-split messages (mailsift: ${trained.placement.describe}${o.bulk ? ', Learn-Type: bulk' : ''}; Rspamd: its redis)` : 'untrained'}; envelope ${o.envelope === 'recorded' ? 'as its MTA recorded it' : 'none'}`;
   const servers: Array<{ stop(): Promise<void> }> = [];
   const targets: Target[] = [];
   let summaries: ServerSummary[];
@@ -540,7 +564,7 @@ async function main(): Promise<void> {
         log(`mailsift: training Bayes on ${trained.messages.length} messages through ${m.main.controller}…`);
         log(`mailsift: ${tallyText(await trainThroughController(m.main.controller!, trained.messages, trained.bulk))}`);
       }
-      targets.push(...mailsiftTargets(m, vias, corpus));
+      targets.push(...mailsiftTargets(m, vias, corpus, envelopes));
     }
     if (o.rspamd) {
       log(`starting the reference Rspamd with ${o.workers} workers…`);
@@ -551,7 +575,7 @@ async function main(): Promise<void> {
         log(`rspamd: training Bayes on ${trained.messages.length} messages through ${r.controller}…`);
         log(`rspamd: ${tallyText(await trainThroughController(r.controller!, trained.messages, false))}`);
       }
-      targets.push(serverTarget(r, corpus));
+      targets.push(serverTarget(r, corpus, envelopes));
     }
     if (targets.length === 0) throw new Error('nothing to measure: --no-mailsift without --rspamd');
     summaries = await measureAll(targets, corpus, levels, o.repeat, warmup, log, o.slowest, settleMs);

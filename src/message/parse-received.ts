@@ -121,8 +121,9 @@ function parseFromClause(tokens: Token[], hop: ReceivedHop): void {
   for (const c of comments) {
     const bracketed = ipIn(c);
     if (bracketed) ip ??= bracketed;
-    // Postfix / sendmail: `(rdns [ip])`: the word before the bracket is the reverse name.
-    const m = /^\s*([^\s[\]()]+)\s+\[/.exec(c);
+    // Postfix / sendmail: `(rdns [ip])`: the word before the bracket is the reverse name;
+    // sendmail writes `(ident@rdns [ip])` when the sender's ident service answered.
+    const m = /^\s*(?:[^\s[\]()@]*@)?([^\s[\]()@]+)\s+\[/.exec(c);
     if (m && hop.fromHostname === undefined && !UNKNOWN_HOSTS.has(m[1]!.toLowerCase()) && !normaliseIp(m[1]!)) {
       hop.fromHostname = m[1]!.toLowerCase();
     }

@@ -143,3 +143,13 @@ test('a trailing zone comment after the date is dropped by a scan, not a backtra
   const used = process.cpuUsage(cpu);
   assert.ok(used.user + used.system < 500_000, `${used.user + used.system} µs`);
 });
+
+test('sendmail with an ident answer: `(user@rdns [ip])` gives the reverse name without the user', () => {
+  // As in the SpamAssassin corpus (easy-ham-1/00013): the ident user is not part of the host name.
+  const hop = parseReceived('from lugh.tuatha.org (root@lugh.tuatha.org [194.125.145.45]) by lugh.tuatha.org (8.9.3/8.9.3) with ESMTP id RAA19567; Thu, 22 Aug 2002 17:02:43 +0100');
+  assert.equal(hop.fromHelo, 'lugh.tuatha.org');
+  assert.equal(hop.fromHostname, 'lugh.tuatha.org');
+  assert.equal(hop.fromIp, '194.125.145.45');
+  const anonymous = parseReceived('from mx.example.org (@mx.example.org [192.0.2.7]) by relay.example.net');
+  assert.equal(anonymous.fromHostname, 'mx.example.org');
+});
