@@ -177,12 +177,13 @@ test('FWD_YANDEX / FWD_MAILRU: the provider relay (by client name) and its forwa
   assert.ok(has(ru, 'FWD_MAILRU'));
 });
 
-test('RDNS_NONE: a client IP with no name from the MTA (absent or `unknown`) and no PTR; not with a name, a PTR or no IP', async () => {
+test('RDNS_NONE: a client IP with no name from the MTA (absent, `unknown` or `[ip]`) and no PTR; not with a name, a PTR or no IP', async () => {
   const msg = message();
   const m = { from: 'alice@example.com', rcpt: ['bob@example.org'] };
   const absent = await engine.scan(msg, meta({ ...m, ip: '203.0.113.9' }));
   const unknown = await engine.scan(msg, meta({ ...m, ip: '203.0.113.9', hostname: 'unknown' }));
-  for (const r of [absent, unknown]) {
+  const bracketed = await engine.scan(msg, meta({ ...m, ip: '203.0.113.9', hostname: '[203.0.113.9]' }));
+  for (const r of [absent, unknown, bracketed]) {
     assert.equal(symbol(r, 'RDNS_NONE')?.score, 1.0);
     assert.ok(!has(r, 'RDNS_DNSFAIL'), 'NXDOMAIN is an answer, not a failure');
   }

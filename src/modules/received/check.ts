@@ -77,10 +77,13 @@ export function reverseName(ip: string): string | undefined {
   return `${hex.split('').reverse().join('.')}.ip6.arpa`;
 }
 
-/** The client name the MTA passed; Postfix and Sendmail say `unknown` when reverse DNS failed. */
+/**
+ * The client name the MTA passed. Postfix says `unknown` when reverse DNS failed, a milter MTA
+ * gives the address in brackets (`[192.0.2.1]`); neither is a name.
+ */
 function clientHostname(task: Task): string | undefined {
   const hn = task.meta.hostname;
-  return hn && hn.toLowerCase() !== 'unknown' ? hn : undefined;
+  return hn && hn.toLowerCase() !== 'unknown' && !hn.startsWith('[') ? hn : undefined;
 }
 
 /**
