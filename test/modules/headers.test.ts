@@ -5,10 +5,10 @@ import { HEADERS_SYMBOLS } from '../../src/modules/headers/symbols.js';
 import { RECEIVED_SYMBOLS } from '../../src/modules/received/symbols.js';
 import { MIME_SYMBOLS } from '../../src/modules/mime/symbols.js';
 
-/** Symbols of these modules that do not depend on DNS (ONCE_RECEIVED does: it needs the PTR name). */
+/** Symbols of these modules that do not depend on DNS (ONCE_RECEIVED and RDNS_* do: they need the PTR name). */
 const COMPARABLE = new Set(
   [...Object.keys(HEADERS_SYMBOLS), ...Object.keys(RECEIVED_SYMBOLS), ...Object.keys(MIME_SYMBOLS)].filter(
-    (s) => !['ONCE_RECEIVED', 'ONCE_RECEIVED_STRICT', 'DIRECT_TO_MX'].includes(s),
+    (s) => !['ONCE_RECEIVED', 'ONCE_RECEIVED_STRICT', 'DIRECT_TO_MX', 'RDNS_NONE', 'RDNS_DNSFAIL'].includes(s),
   ),
 );
 

@@ -1,9 +1,7 @@
 // Rspamd 3.4's default composites (conf/composites.conf) as data: the ones whose every atom a
 // mailsift module can insert (test/modules/dead-defaults.test.ts fails on an atom nothing
 // produces). Left out until something produces their atoms, so that they could fire:
-//   FORGED_RECIPIENTS_MAILLIST, FORGED_SENDER_MAILLIST, FORGED_SENDER_FORWARDING,
-//   FORGED_RECIPIENTS_FORWARDING, FORGED_SENDER_VERP_SRS, SPF_FAIL_FORWARDING (Rspamd's
-//   forged_recipients module, the `forwarding` group, ENVFROM_PRVS/VERP); BOUNCE_NO_AUTH (BOUNCE,
+//   FORGED_SENDER_VERP_SRS (ENVFROM_PRVS, ENVFROM_VERP); BOUNCE_NO_AUTH (BOUNCE,
 //   SUBJ_BOUNCE_WORDS); MAIL_RU_MAILER_BASE64, YANDEX_RU_MAILER_CTYPE_MIXED_BOGUS,
 //   MAILER_1C_8_BASE64 (the mailer signatures); HACKED_WP_PHISHING, AUTOGEN_PHP_SPAMMY (HAS_X_POS,
 //   HAS_PHPMAILER_SIG, HAS_WP_URI, HAS_X_PHP_SCRIPT); COMPROMISED_ACCT_BULK, UNDISC_RCPTS_BULK
@@ -13,6 +11,26 @@ import type { CompositeDef } from '../../plugin-api/index.js';
 type Def = Omit<CompositeDef, 'name'>;
 
 export const DEFAULT_COMPOSITES: Record<string, Def> = {
+  // Envelope against headers (FORGED_* from the headers module's forged_recipients check): a
+  // list or a forwarder rewrites the envelope by design. The _MAILLIST pair hides the FORGED_*
+  // symbol (default policy; `-MAILLIST` keeps MAILLIST), the _FORWARDING pair only takes its
+  // weight. Scores and groups as Rspamd's composites.conf and scores.d/headers_group.conf.
+  FORGED_RECIPIENTS_MAILLIST: {
+    expression: 'FORGED_RECIPIENTS & -MAILLIST',
+    score: 0.0,
+    group: 'headers',
+    description: 'Recipients are not the same as RCPT TO: mail command, but a message from a maillist',
+  },
+  FORGED_SENDER_MAILLIST: {
+    expression: 'FORGED_SENDER & -MAILLIST',
+    score: 0.0,
+    group: 'headers',
+    description: 'Sender is not the same as MAIL FROM: envelope, but a message is from a maillist',
+  },
+  FORGED_SENDER_FORWARDING: { expression: 'FORGED_SENDER & g:forwarding', description: 'Forged sender, but message is forwarded', policy: 'remove_weight' },
+  FORGED_RECIPIENTS_FORWARDING: { expression: 'FORGED_RECIPIENTS & g:forwarding', policy: 'remove_weight' },
+  SPF_FAIL_FORWARDING: { expression: 'g:forwarding & (R_SPF_SOFTFAIL | R_SPF_FAIL)', policy: 'remove_weight' },
+  // End of the envelope/forwarding block.
   DMARC_POLICY_ALLOW_WITH_FAILURES: { expression: 'DMARC_POLICY_ALLOW & (R_SPF_SOFTFAIL | R_SPF_FAIL | R_DKIM_REJECT)', policy: 'remove_weight' },
   FORGED_MUA_MAILLIST: { expression: 'g:mua & -MAILLIST' },
   AUTH_NA: {

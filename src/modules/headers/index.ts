@@ -22,6 +22,8 @@ import {
   checkUndisclosed,
 } from './check-spoof.js';
 import { checkMid, checkMissingMid, makeDateCheck } from './check-date-mid.js';
+import { checkForged } from './check-forged.js';
+import { checkForwarded, checkFwdGoogle, checkFwdMailru, checkFwdSrs, checkFwdYandex } from './check-forwarding.js';
 import {
   checkBadCte,
   checkBrokenHeaders,
@@ -106,6 +108,13 @@ export const headersModule = defineModule<HeadersConfig>({
       ['HEADER_FORGED_MDN', ['HEADER_FORGED_MDN'], checkForgedMdn],
       ['R_UNDISC_RCPT', ['R_UNDISC_RCPT'], checkUndisclosed],
       ['HEADER_CASE', ['MV_CASE', 'XM_CASE'], checkHeaderCase],
+      // Rspamd's forged_recipients callback and rules/forwarding.lua: need the MTA's envelope.
+      ['FORGED_CALLBACK', ['FORGED_RECIPIENTS', 'FORGED_SENDER'], checkForged],
+      ['FWD_GOOGLE', ['FWD_GOOGLE'], checkFwdGoogle],
+      ['FWD_YANDEX', ['FWD_YANDEX'], checkFwdYandex],
+      ['FWD_MAILRU', ['FWD_MAILRU'], checkFwdMailru],
+      ['FWD_SRS', ['FWD_SRS'], checkFwdSrs],
+      ['FORWARDED', ['FORWARDED'], checkForwarded],
     ];
     for (const [name, inserts, check] of rules) {
       const reg: SymbolRegistration = { name, stage: 'filters', inserts, check: MIME_ONLY.has(name) ? mimeOnly(check) : check };

@@ -1,10 +1,13 @@
 // Every symbol the headers module can insert, with Rspamd 3.4's score, group and description
 // (rules/headers_checks.lua, rules/misc.lua, rules/mid.lua, rules/subject_checks.lua,
-// rules/regexp/headers.lua, rules/regexp/upstream_spam_filters.lua).
+// rules/regexp/headers.lua, rules/regexp/upstream_spam_filters.lua, rules/forwarding.lua,
+// plugins/forged_recipients.lua).
 import type { SymbolDef } from '../../plugin-api/index.js';
 
 const h = (score: number, description: string, oneShot?: boolean): SymbolDef =>
   oneShot ? { score, group: 'headers', description, oneShot } : { score, group: 'headers', description };
+
+const fwd = (description: string): SymbolDef => ({ score: 0.0, group: 'forwarding', description });
 
 export const HEADERS_SYMBOLS: Record<string, SymbolDef> = {
   // From / envelope from
@@ -90,6 +93,15 @@ export const HEADERS_SYMBOLS: Record<string, SymbolDef> = {
   R_UNDISC_RCPT: h(3.0, 'Recipients are absent or undisclosed'),
   MV_CASE: h(0.5, 'Mime-Version .vs. MIME-Version'),
   XM_CASE: h(0.5, 'X-mailer .vs. X-Mailer'),
+  // Envelope against headers (plugins/forged_recipients.lua; scores from scores.d/headers_group.conf)
+  FORGED_SENDER: h(0.3, 'Sender is forged (different From: header and smtp MAIL FROM: addresses)'),
+  FORGED_RECIPIENTS: h(2.0, 'Recipients are not the same as RCPT TO: mail command'),
+  // Forwarding (rules/forwarding.lua): score 0, read by the *_FORWARDING composites as g:forwarding
+  FWD_GOOGLE: fwd('Message was forwarded by Google'),
+  FWD_YANDEX: fwd('Message was forwarded by Yandex'),
+  FWD_MAILRU: fwd('Message was forwarded by Mail.ru'),
+  FWD_SRS: fwd('Message was forwarded using Sender Rewriting Scheme (SRS)'),
+  FORWARDED: fwd('Message was forwarded'),
   // Misc header facts
   HAS_LIST_UNSUB: h(-0.01, 'Has List-Unsubscribe header'),
   HAS_X_PRIO_ZERO: h(0.0, 'Message has X-Priority header set to 0'),

@@ -1,5 +1,6 @@
 // Received-chain checks (Rspamd CHECK_RECEIVED, CHECK_RCVD, RCVD_HELO_USER, once_received,
-// PREVIOUSLY_DELIVERED). Hops come from task.received, top-most first.
+// PREVIOUSLY_DELIVERED, RDNS_NONE). Hops come from task.received, top-most first.
+import ipaddr from 'ipaddr.js';
 import type { MessageHeader, ReceivedHop, Task } from '../../plugin-api/index.js';
 import { MAX_RECEIVED_HOPS } from '../../message/limits.js';
 import { isLocalAddress } from '../../module-helpers/local-address.js';
@@ -67,32 +68,76 @@ export function checkHeloUser(task: Task): void {
   }
 }
 
-export function makeOnceReceivedCheck(config: ReceivedConfig): (task: Task) => void {
+/** `d.c.b.a.in-addr.arpa` / nibble `ip6.arpa` name of an address; undefined when it does not parse. */
+export function reverseName(ip: string): string | undefined {
+  if (!ipaddr.isValid(ip)) return undefined;
+  const addr = ipaddr.parse(ip);
+  if (addr.kind() === 'ipv4') return `${(addr as ipaddr.IPv4).octets.slice().reverse().join('.')}.in-addr.arpa`;
+  const hex = (addr as ipaddr.IPv6).toNormalizedString().split(':').map((p) => p.padStart(4, '0')).join('');
+  return `${hex.split('').reverse().join('.')}.ip6.arpa`;
+}
+
+/**
+ * The client name the MTA passed. Postfix says `unknown` when reverse DNS failed, a milter MTA
+ * gives the address in brackets (`[192.0.2.1]`); neither is a name.
+ */
+function clientHostname(task: Task): string | undefined {
+  const hn = task.meta.hostname;
+  return hn && hn.toLowerCase() !== 'unknown' && !hn.startsWith('[') ? hn : undefined;
+}
+
+/**
+ * Rspamd's once_received plugin. Without a client name from the MTA it asks for the PTR itself:
+ * none is RDNS_NONE (and, on a single hop, ONCE_RECEIVED); a failed lookup is RDNS_DNSFAIL too.
+ */
+export function makeOnceReceivedCheck(config: ReceivedConfig): (task: Task) => Promise<void> | void {
   return (task) => {
     // Without a client address Rspamd 3.4 never reports a single hop (nothing to compare with).
-    if (!task.meta.ip) return;
+    const ip = task.meta.ip;
+    if (!ip) return;
     if (!config.check_authed && task.meta.user) return;
-    if (!config.check_local && isLocalAddress(task.meta.ip)) return;
-    const hops = task.received;
-    if (hops.length > 1) return;
-    const hostname = task.meta.hostname;
-    if (!hostname) {
-      task.insert('ONCE_RECEIVED');
-      // A message straight from a mail program to our MX: no relay wrote a Received header.
-      const h = task.message.headers;
-      const ua = h.first('user-agent')?.value ?? h.first('x-mailer')?.value;
-      if (ua !== undefined) task.insert('DIRECT_TO_MX', 1, ua);
+    if (!config.check_local && isLocalAddress(ip)) return;
+    const single = task.received.length <= 1;
+    const hostname = clientHostname(task);
+    if (hostname) {
+      if (single) onceReceived(task, config, hostname);
       return;
     }
-    const hop = hops[0];
-    if (!hop) return;
-    const hopHost = hop.fromHostname?.toLowerCase();
-    if (hopHost && config.good_host.some((g) => hopHost.includes(g))) return;
-    task.insert('ONCE_RECEIVED');
-    const hn = hostname.toLowerCase();
-    const bad = config.bad_host.find((b) => hn.includes(b));
-    if (bad !== undefined) task.insert('ONCE_RECEIVED_STRICT', 1, bad);
+    const name = reverseName(ip);
+    if (!name) return;
+    return task.dns.request({ type: 'PTR', name, forced: true }).then((r) => {
+      if (!r.ok && r.code !== 'NXDOMAIN' && r.code !== 'NODATA') task.insert('RDNS_DNSFAIL');
+      const ptr = r.ok ? r.results.find((x): x is string => typeof x === 'string') : undefined;
+      if (ptr === undefined) {
+        task.insert('RDNS_NONE');
+        if (!single) return;
+        task.insert('ONCE_RECEIVED');
+        // A message straight from a mail program to our MX: no relay wrote a Received header.
+        const h = task.message.headers;
+        const ua = h.first('user-agent')?.value ?? h.first('x-mailer')?.value;
+        if (ua !== undefined) task.insert('DIRECT_TO_MX', 1, ua);
+        return;
+      }
+      const resolved = ptr.replace(/\.$/, '').toLowerCase();
+      if (config.good_host.some((g) => resolved.includes(g))) return;
+      if (!single) return;
+      task.insert('ONCE_RECEIVED');
+      const bad = config.bad_host.find((b) => resolved.includes(b));
+      if (bad !== undefined) task.insert('ONCE_RECEIVED_STRICT', 1, bad);
+    });
   };
+}
+
+/** A single hop from a client the MTA named: good names pass, bad-looking ones are strict. */
+function onceReceived(task: Task, config: ReceivedConfig, hostname: string): void {
+  const hop = task.received[0];
+  if (!hop) return;
+  const hopHost = hop.fromHostname?.toLowerCase();
+  if (hopHost && config.good_host.some((g) => hopHost.includes(g))) return;
+  task.insert('ONCE_RECEIVED');
+  const hn = hostname.toLowerCase();
+  const bad = config.bad_host.find((b) => hn.includes(b));
+  if (bad !== undefined) task.insert('ONCE_RECEIVED_STRICT', 1, bad);
 }
 
 const FOR_OPEN = /\sfor\s</g;

@@ -3,6 +3,9 @@ import { ReceivedConfig } from './config.js';
 import { RECEIVED_SYMBOLS } from './symbols.js';
 import { checkCount, checkHeloUser, checkPreviouslyDelivered, checkTls, makeOnceReceivedCheck } from './check.js';
 
+/** One PTR lookup. */
+const ONCE_RECEIVED_TIMEOUT_S = 5;
+
 const prefixed = (prefix: string): string[] => Object.keys(RECEIVED_SYMBOLS).filter((s) => s.startsWith(prefix));
 
 /** Received-chain checks; no DNS: the RCVD_IN_* lists belong to the rbl module. */
@@ -22,7 +25,10 @@ export const receivedModule = defineModule<ReceivedConfig>({
     ctx.symbol({
       name: 'ONCE_RECEIVED_CHECK',
       stage: 'filters',
-      inserts: ['ONCE_RECEIVED', 'ONCE_RECEIVED_STRICT', 'DIRECT_TO_MX'],
+      // Asks for the client's PTR when the MTA passed no name (forced: not counted against the cap).
+      flags: ['coro'],
+      timeout: ONCE_RECEIVED_TIMEOUT_S,
+      inserts: ['ONCE_RECEIVED', 'ONCE_RECEIVED_STRICT', 'DIRECT_TO_MX', 'RDNS_NONE', 'RDNS_DNSFAIL'],
       check: makeOnceReceivedCheck(ctx.config),
     });
     ctx.symbol({

@@ -1,5 +1,6 @@
 // Every symbol the received module can insert, with Rspamd 3.4's score, group and description
-// (rules/headers_checks.lua, rules/misc.lua, conf/scores.d/headers_group.conf).
+// (rules/headers_checks.lua, rules/misc.lua, plugins/once_received.lua,
+// conf/scores.d/headers_group.conf).
 import type { SymbolDef } from '../../plugin-api/index.js';
 
 const h = (score: number, description: string): SymbolDef => ({ score, group: 'headers', description });
@@ -20,5 +21,7 @@ export const RECEIVED_SYMBOLS: Record<string, SymbolDef> = {
   ONCE_RECEIVED: h(0.1, 'One received header in a message'),
   ONCE_RECEIVED_STRICT: h(4.0, "One received header with 'bad' patterns inside"),
   DIRECT_TO_MX: h(0.0, 'Message has been directly delivered from MUA to local MX'),
+  RDNS_NONE: h(1.0, "Cannot resolve reverse DNS for sender's IP"),
+  RDNS_DNSFAIL: h(0.0, 'PTR verification DNS error'),
   PREVIOUSLY_DELIVERED: h(0.0, 'Message either to a list or was forwarded'),
 };
