@@ -118,6 +118,9 @@ test('subject punctuation: ends with or contains ! and ?, currency signs, traili
   assert.equal(symbol(euro.r, 'SUBJECT_HAS_CURRENCY')?.score, 1);
   assert.deepEqual((await fired('=?utf-8?Q?Ready=3F=C2=A0?=')).got, ['SUBJECT_ENDS_QUESTION']);
   assert.deepEqual((await fired('Save $100 on your order')).got, ['SUBJECT_HAS_CURRENCY']);
+  // A raw Latin-1 pound sign is not UTF-8: Rspamd reads U+FFFD there, no currency sign.
+  const latin1 = await s.scan(Buffer.from(`Date: Sun, 22 Nov 2026 04:00:00 +0000\r\n${PLAIN}Subject: Gambler wins \xa37,000\r\n\r\nHello\r\n`, 'latin1'), meta());
+  assert.ok(!names(latin1).has('SUBJECT_HAS_CURRENCY'));
   // A folded subject: the fold is one space inside, not a trailing blank.
   assert.deepEqual((await fired('Quarterly figures\r\n\tfor the board')).got, []);
   assert.deepEqual((await fired('Minutes of the meeting')).got, []);
@@ -146,6 +149,12 @@ test('X-Mailer age and forgery: OLD_X_MAILER, FORGED_X_MAILER, FORGED_IMS, XM_UA
     meta(),
   );
   assert.ok(!names(exch).has('FORGED_IMS'));
+  // Folded before the version, as Exchange wrote it: Rspamd reads the fold as one space.
+  const folded = await s.scan(
+    raw(`Received: by EXCH1.example.com with Internet Mail Service\r\n    (5.5.2654.52) id <M82N0FTN>; Wed, 28 Aug 2002 09:29:20 +0100\r\n${PLAIN}Subject: report\r\n${ims}`),
+    meta(),
+  );
+  assert.ok(!names(folded).has('FORGED_IMS'));
   // A mailer name without any digit, unless it points at a web page.
   assert.equal(symbol(await scan('X-Mailer: SuperMailer\r\n'), 'XM_UA_NO_VERSION')?.score, 0.01);
   assert.ok(names(await scan('User-Agent: Roundcube Webmail\r\n')).has('XM_UA_NO_VERSION'));

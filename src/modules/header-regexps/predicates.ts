@@ -47,16 +47,30 @@ export const exists = (name: string): Pred => (task) => task.message.headers.has
 const ASCII_SPACE = /[ \t\n\v\f\r]/;
 const FOLD = /[\r\n][ \t\n\v\f\r]*/g;
 const HIGH_BYTE = /[\x80-\xff]/;
+const HIGH_BYTES = /[\x80-\xff]/g;
 
 /**
- * The value Rspamd's `/re/H` reads, trailing blanks kept: each line break with the blanks after it
- * becomes one space, leading blanks go, encoded words are decoded. `h.value` is trimmed both ways,
- * and Rspamd keeps the blanks a subject ends with (SUBJECT_ENDS_SPACES, `?  `).
+ * The value Rspamd's `/re/H` reads: each line break with the blanks after it becomes one space,
+ * leading blanks go, encoded words are decoded, 8-bit bytes that are not UTF-8 read as U+FFFD.
+ * `h.value` differs: trimmed both ways (Rspamd keeps the blanks a subject ends with), folds keep
+ * their blanks (`Service\n    (5.5` is `Service (5.5` to Rspamd), stray bytes read as Latin-1
+ * (a raw 0xA3 would be a pound sign).
  */
-export function untrimmedValue(h: MessageHeader): string {
+export function rspamdValue(h: MessageHeader): string {
+  let text = READ.get(h);
+  if (text !== undefined) return text;
+  text = readAsRspamd(h);
+  READ.set(h, text);
+  return text;
+}
+
+/** Six subject rules read the same value: decoded once per header object. */
+const READ = new WeakMap<MessageHeader, string>();
+
+function readAsRspamd(h: MessageHeader): string {
   let text = h.raw;
   // Raw values are bytes as latin1; valid UTF-8 reads as UTF-8, as for `value`.
-  if (!h.broken && HIGH_BYTE.test(text)) text = Buffer.from(text, 'latin1').toString('utf8');
+  if (HIGH_BYTE.test(text)) text = h.broken ? text.replace(HIGH_BYTES, '\ufffd') : Buffer.from(text, 'latin1').toString('utf8');
   text = text.replace(FOLD, ' ');
   let i = 0;
   while (i < text.length && ASCII_SPACE.test(text[i]!)) i++;
@@ -64,9 +78,9 @@ export function untrimmedValue(h: MessageHeader): string {
   return text.indexOf('=?') >= 0 ? decodeEncodedWords(text) : text;
 }
 
-/** Some header of that name has an untrimmed value (see untrimmedValue) that passes `test`. */
-export const untrimmedHdr = (name: string, test: (value: string) => boolean): Pred => (task) =>
-  task.message.headers.get(name).some((h) => test(untrimmedValue(h)));
+/** Some header of that name whose value as Rspamd reads it (rspamdValue) passes `test`. */
+export const rspamdHdr = (name: string, test: (value: string) => boolean): Pred => (task) =>
+  task.message.headers.get(name).some((h) => test(rspamdValue(h)));
 
 /** The value without the ASCII blanks it ends with: `/X\s*$/` becomes a look at its last character, linear. */
 export function trimAsciiEnd(value: string): string {

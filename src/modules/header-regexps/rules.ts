@@ -19,7 +19,7 @@ import {
   recipientsSorted,
   trackerOnlyPart,
   trimAsciiEnd,
-  untrimmedHdr,
+  rspamdHdr,
   type Matcher,
   type Pred,
 } from './predicates.js';
@@ -123,6 +123,10 @@ const OLD_X_MAILER = /^(?:Microsoft Outlook Express|QUALCOMM Windows Eudora (Pro
 // User-Agent), eGroups, and an iPhone/iPad Mail without an iOS build number.
 const BAD_X_MAILER = /^(?:X-Mailer: |(?:Mozilla )?Thunderbird \d|eGroups Message Poster|i(?:Phone|Pad) Mail)/;
 const APPLE_IOS_X_MAILER = /^i(?:Phone|Pad) Mail \((?:1[AC]|[34][AB]|5[ABCFGH]|7[A-E]|8[ABCEFGHJKL]|9[AB]|\d{2}[A-Z])\d+[a-z]?\)/;
+
+const CURRENCY = /\p{Sc}/u;
+/** Exchange 5.5's own hop, often folded before `(5.5…`, which Rspamd reads as one space. */
+const EXCHANGE_55_HOP = /^by \S+ with Internet Mail Service \(5\./;
 
 /** Envelope senders that are web-server or anonymous accounts (Rspamd compromised_hosts.lua). */
 const SERVICE_ACCOUNT = /^(?:www-data|anonymous|ftp|apache|nobody|guest|nginx|web|www)@/i;
@@ -228,12 +232,12 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   GOOGLE_FORWARDING_MID_BROKEN: rawHdr('Message-ID', /SMTPIN_ADDED_BROKEN@mx\.google\.com>$/),
   CTE_CASE: rawHdr('Content-Transfer-Encoding', /^[78]B/),
   CT_EXTRA_SEMI: rawHdr('Content-Type', /;$/),
-  SUBJECT_ENDS_EXCLAIM: untrimmedHdr('Subject', endsExclaim),
-  SUBJECT_HAS_EXCLAIM: all(hdr('Subject', /!/), not(untrimmedHdr('Subject', endsExclaim))),
-  SUBJECT_ENDS_QUESTION: untrimmedHdr('Subject', endsQuestion),
-  SUBJECT_HAS_QUESTION: all(hdr('Subject', /\?/), not(untrimmedHdr('Subject', endsQuestion))),
-  SUBJECT_HAS_CURRENCY: hdr('Subject', /\p{Sc}/u),
-  SUBJECT_ENDS_SPACES: untrimmedHdr('Subject', (v) => v.length > 0 && trimAsciiEnd(v).length < v.length),
+  SUBJECT_ENDS_EXCLAIM: rspamdHdr('Subject', endsExclaim),
+  SUBJECT_HAS_EXCLAIM: all(hdr('Subject', /!/), not(rspamdHdr('Subject', endsExclaim))),
+  SUBJECT_ENDS_QUESTION: rspamdHdr('Subject', endsQuestion),
+  SUBJECT_HAS_QUESTION: all(hdr('Subject', /\?/), not(rspamdHdr('Subject', endsQuestion))),
+  SUBJECT_HAS_CURRENCY: rspamdHdr('Subject', (v) => CURRENCY.test(v)),
+  SUBJECT_ENDS_SPACES: rspamdHdr('Subject', (v) => v.length > 0 && trimAsciiEnd(v).length < v.length),
   HAS_ORG_HEADER: any(exists('Organization'), exists('Organisation')),
   HAS_XOIP: exists('X-Originating-IP'),
   // No X-Mailer or User-Agent names a web page, and one of them has no digit at all.
@@ -245,7 +249,7 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   OLD_X_MAILER: hdr('X-Mailer', OLD_X_MAILER),
   FORGED_X_MAILER: all(hdr('X-Mailer', BAD_X_MAILER), not(hdr('X-Mailer', APPLE_IOS_X_MAILER))),
   // Exchange 5.5 still exists; its own Received line names the same mailer.
-  FORGED_IMS: all(hdr('X-Mailer', /^Internet Mail Service \(5\./), not(hdr('Received', /^by \S+ with Internet Mail Service \(5\./))),
+  FORGED_IMS: all(hdr('X-Mailer', /^Internet Mail Service \(5\./), not(rspamdHdr('Received', (v) => EXCHANGE_55_HOP.test(v)))),
   // upstream_spam_filters.lua
   PRECEDENCE_BULK: hdr('Precedence', /bulk/i),
   // compromised_hosts.lua: signs of mail sent by a web script on a (possibly hacked) host.
