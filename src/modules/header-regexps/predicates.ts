@@ -48,6 +48,8 @@ const ASCII_SPACE = /[ \t\n\v\f\r]/;
 const FOLD = /[\r\n][ \t\n\v\f\r]*/g;
 const HIGH_BYTE = /[\x80-\xff]/;
 const HIGH_BYTES = /[\x80-\xff]/g;
+/** Six subject rules read the same value: decoded once per header object. */
+const READ = new WeakMap<MessageHeader, string>();
 
 /**
  * The value Rspamd's `/re/H` reads: each line break with the blanks after it becomes one space,
@@ -63,9 +65,6 @@ export function rspamdValue(h: MessageHeader): string {
   READ.set(h, text);
   return text;
 }
-
-/** Six subject rules read the same value: decoded once per header object. */
-const READ = new WeakMap<MessageHeader, string>();
 
 function readAsRspamd(h: MessageHeader): string {
   let text = h.raw;
