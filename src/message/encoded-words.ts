@@ -68,8 +68,11 @@ export function decodeEncodedWords(value: string, budget: EncodedWordBudget = en
     budget.left--;
     const between = value.slice(last, m.index);
     const charset = m[1]!.toLowerCase();
-    // Whitespace between two encoded words is not part of the text (RFC 2047 §6.2).
-    if (pending.length && ONLY_SPACE.test(between) && charset === pendingCharset) {
+    // Whitespace between two encoded words is not part of the text (RFC 2047 §6.2). Words of one
+    // charset are joined (a multi-byte character may be split between them), but not ISO-2022
+    // ones: each ends by shifting back to ASCII, and a decoder refuses a shift straight after
+    // another (WHATWG ISO-2022-JP), as Rspamd never joins them either.
+    if (pending.length && ONLY_SPACE.test(between) && charset === pendingCharset && !charset.startsWith('iso-2022')) {
       pending.push(wordBytes(m[2]!, m[3]!));
     } else {
       flush();

@@ -80,6 +80,10 @@ test('ISO-2022-JP (which iconv-lite lacks) in encoded words and bodies', () => {
   const m = parseMessage(Buffer.from(`Subject: =?ISO-2022-JP?B?${jis.toString('base64')}?= sale\r\nContent-Type: text/plain; charset=iso-2022-jp\r\n\r\n${jis.toString('latin1')}\r\n`, 'latin1'));
   assert.equal(m.subject, '未承諾広告 sale');
   assert.equal(m.textParts[0]?.text.trim(), '未承諾広告');
+  // A subject folded into two ISO-2022-JP words, each shifting back to ASCII: decoded word by
+  // word (joined, the decoder refused the back-to-back shifts and the JIS bytes were left as text).
+  const two = parseMessage(Buffer.from(`Subject: =?iso-2022-jp?B?${jis.toString('base64')}?=\r\n\t=?iso-2022-jp?B?${jis.toString('base64')}?=\r\n\r\nx\r\n`, 'latin1'));
+  assert.equal(two.subject, '未承諾広告未承諾広告');
   // A label no decoder knows still falls back and says so.
   assert.equal(decodeCharset(Buffer.from('abc'), 'x-no-such-charset').bad, true);
 });

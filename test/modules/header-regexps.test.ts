@@ -87,3 +87,151 @@ test('INTRODUCTION: the sender introduces itself by name or title (Rspamd rules/
   const plain = await s.scan(mail(`${BASE}\r\n`, 'I am drafting the minutes; his name is on the list.\r\n'), meta());
   assert.ok(!names(plain).has('INTRODUCTION'));
 });
+
+/** A message whose every header is given (no default Subject), with a plain body. */
+function raw(headers: string, body = 'Hello,\r\nplain text body.\r\n'): Buffer {
+  return Buffer.from(`Date: Sun, 22 Nov 2026 04:00:00 +0000\r\nMIME-Version: 1.0\r\n${headers}\r\n${body}`);
+}
+const PLAIN = 'From: Alice <alice@example.org>\r\nTo: bob@example.net\r\nMessage-ID: <abc.123@example.org>\r\nContent-Type: text/plain; charset=us-ascii\r\n';
+const SUBJECT_RULES = ['SUBJECT_ENDS_EXCLAIM', 'SUBJECT_HAS_EXCLAIM', 'SUBJECT_ENDS_QUESTION', 'SUBJECT_HAS_QUESTION', 'SUBJECT_HAS_CURRENCY', 'SUBJECT_ENDS_SPACES'];
+
+test('subject punctuation: ends with or contains ! and ?, currency signs, trailing blanks (Rspamd 3.4 scores)', async () => {
+  const s = await scanner();
+  const fired = async (subject: string) => {
+    const r = await s.scan(raw(`${PLAIN}Subject: ${subject}\r\n`), meta());
+    return { r, got: SUBJECT_RULES.filter((n) => names(r).has(n)).sort() };
+  };
+  const q = await fired('Are you coming tomorrow?');
+  assert.deepEqual(q.got, ['SUBJECT_ENDS_QUESTION']);
+  assert.equal(symbol(q.r, 'SUBJECT_ENDS_QUESTION')?.score, 1);
+  assert.deepEqual((await fired('Is it? I think so')).got, ['SUBJECT_HAS_QUESTION']);
+  assert.deepEqual((await fired('Act now! Offer ends today')).got, ['SUBJECT_HAS_EXCLAIM']);
+  // Rspamd keeps the blanks a value ends with: `!` then spaces still ends with `!`.
+  const spaced = await fired('Act now!   ');
+  assert.deepEqual(spaced.got, ['SUBJECT_ENDS_EXCLAIM', 'SUBJECT_ENDS_SPACES']);
+  assert.equal(symbol(spaced.r, 'SUBJECT_ENDS_SPACES')?.score, 0.5);
+  assert.equal(symbol(spaced.r, 'SUBJECT_ENDS_EXCLAIM')?.score, 0);
+  // Encoded words decoded: a euro sign is a currency symbol; `?` then a no-break space still ends
+  // with a question (`\s` with Unicode), but a no-break space is not one of `\s+$`'s ASCII blanks.
+  const euro = await fired('=?utf-8?Q?Only_=E2=82=AC5_today?=');
+  assert.deepEqual(euro.got, ['SUBJECT_HAS_CURRENCY']);
+  assert.equal(symbol(euro.r, 'SUBJECT_HAS_CURRENCY')?.score, 1);
+  assert.deepEqual((await fired('=?utf-8?Q?Ready=3F=C2=A0?=')).got, ['SUBJECT_ENDS_QUESTION']);
+  assert.deepEqual((await fired('Save $100 on your order')).got, ['SUBJECT_HAS_CURRENCY']);
+  // A raw Latin-1 pound sign is not UTF-8: Rspamd reads U+FFFD there, no currency sign.
+  const latin1 = await s.scan(Buffer.from(`Date: Sun, 22 Nov 2026 04:00:00 +0000\r\n${PLAIN}Subject: Gambler wins \xa37,000\r\n\r\nHello\r\n`, 'latin1'), meta());
+  assert.ok(!names(latin1).has('SUBJECT_HAS_CURRENCY'));
+  // A folded subject: the fold is one space inside, not a trailing blank.
+  assert.deepEqual((await fired('Quarterly figures\r\n\tfor the board')).got, []);
+  assert.deepEqual((await fired('Minutes of the meeting')).got, []);
+});
+
+test('X-Mailer age and forgery: OLD_X_MAILER, FORGED_X_MAILER, FORGED_IMS, XM_UA_NO_VERSION', async () => {
+  const s = await scanner();
+  const scan = (extra: string) => s.scan(raw(`${PLAIN}Subject: report\r\n${extra}`), meta());
+  const oe = await scan('X-Mailer: Microsoft Outlook Express 6.00.2900.5512\r\n');
+  assert.equal(symbol(oe, 'OLD_X_MAILER')?.score, 2);
+  assert.ok(!names(oe).has('FORGED_X_MAILER'));
+  assert.ok(!names(await scan('X-Mailer: Microsoft Outlook 16.0\r\n')).has('OLD_X_MAILER'));
+  assert.equal(symbol(await scan('X-Mailer: Mozilla Thunderbird 1.0.2 (Windows/20050317)\r\n'), 'FORGED_X_MAILER')?.score, 4.5);
+  assert.ok(names(await scan('X-Mailer: X-Mailer: PHP\r\n')).has('FORGED_X_MAILER'));
+  assert.ok(names(await scan('X-Mailer: iPhone Mail\r\n')).has('FORGED_X_MAILER'));
+  // A genuine iOS build: not forged, and iOS 4 (8L1) is old.
+  const ios4 = await scan('X-Mailer: iPhone Mail (8L1)\r\n');
+  assert.ok(names(ios4).has('OLD_X_MAILER') && !names(ios4).has('FORGED_X_MAILER'));
+  const ios15 = await scan('X-Mailer: iPhone Mail (19A346)\r\n');
+  assert.ok(!names(ios15).has('OLD_X_MAILER') && !names(ios15).has('FORGED_X_MAILER'));
+  // Exchange 5.5 names itself in its own Received line; a bare X-Mailer claiming it is forged.
+  const ims = 'X-Mailer: Internet Mail Service (5.5.2653.19)\r\n';
+  assert.equal(symbol(await scan(ims), 'FORGED_IMS')?.score, 3);
+  const exch = await s.scan(
+    raw(`Received: by EXCH1 with Internet Mail Service (5.5.2653.19)\r\n\tid <K1Q2R3>; Tue, 8 Dec 2020 07:10:54 -0600\r\n${PLAIN}Subject: report\r\n${ims}`),
+    meta(),
+  );
+  assert.ok(!names(exch).has('FORGED_IMS'));
+  // Folded before the version, as Exchange wrote it: Rspamd reads the fold as one space.
+  const folded = await s.scan(
+    raw(`Received: by EXCH1.example.com with Internet Mail Service\r\n    (5.5.2654.52) id <M82N0FTN>; Wed, 28 Aug 2002 09:29:20 +0100\r\n${PLAIN}Subject: report\r\n${ims}`),
+    meta(),
+  );
+  assert.ok(!names(folded).has('FORGED_IMS'));
+  // A mailer name without any digit, unless it points at a web page.
+  assert.equal(symbol(await scan('X-Mailer: SuperMailer\r\n'), 'XM_UA_NO_VERSION')?.score, 0.01);
+  assert.ok(names(await scan('User-Agent: Roundcube Webmail\r\n')).has('XM_UA_NO_VERSION'));
+  assert.ok(!names(await scan('X-Mailer: SuperMailer 2.1\r\n')).has('XM_UA_NO_VERSION'));
+  assert.ok(!names(await scan('X-Mailer: SuperMailer\r\nUser-Agent: see https://mailer.example\r\n')).has('XM_UA_NO_VERSION'));
+});
+
+test('raw header shapes: CTE_CASE, CT_EXTRA_SEMI, FROM_NEEDS_ENCODING, TO_NEEDS_ENCODING', async () => {
+  const s = await scanner();
+  const base = 'Message-ID: <m.9@example.org>\r\nSubject: report\r\n';
+  const cte = await s.scan(raw(`${PLAIN}${base}Content-Transfer-Encoding: 7Bit\r\n`), meta());
+  assert.equal(symbol(cte, 'CTE_CASE')?.score, 0.5);
+  assert.ok(!names(await s.scan(raw(`${PLAIN}${base}Content-Transfer-Encoding: 7bit\r\n`), meta())).has('CTE_CASE'));
+  const semi = await s.scan(raw(`From: a@example.org\r\nTo: b@example.net\r\n${base}Content-Type: text/plain; charset=us-ascii;\r\n`), meta());
+  assert.equal(symbol(semi, 'CT_EXTRA_SEMI')?.score, 1);
+  assert.ok(!names(await s.scan(raw(`${PLAIN}${base}`), meta())).has('CT_EXTRA_SEMI'));
+  // Raw UTF-8 in From and To: the names needed encoded words.
+  const eight = await s.scan(raw(`From: Jörg Müller <joerg@example.org>\r\nTo: Zoë <zoe@example.net>\r\n${base}Content-Type: text/plain; charset=utf-8\r\n`), meta());
+  assert.equal(symbol(eight, 'FROM_NEEDS_ENCODING')?.score, 1);
+  assert.equal(symbol(eight, 'TO_NEEDS_ENCODING')?.score, 1);
+  const encoded = await s.scan(raw(`From: =?utf-8?Q?J=C3=B6rg?= <joerg@example.org>\r\nTo: =?utf-8?Q?Zo=C3=AB?= <zoe@example.net>\r\n${base}Content-Type: text/plain; charset=utf-8\r\n`), meta());
+  assert.ok(!names(encoded).has('FROM_NEEDS_ENCODING') && !names(encoded).has('TO_NEEDS_ENCODING'));
+});
+
+test('SUSPICIOUS_RECIPS: seven or more recipients, neighbours of one length and prefix', async () => {
+  const s = await scanner();
+  const send = (to: string[]) => s.scan(raw(`From: Alice <alice@example.org>\r\nTo: ${to.join(', ')}\r\nMessage-ID: <r.1@example.org>\r\nSubject: news\r\nContent-Type: text/plain\r\n`), meta());
+  // Generated mailbox names: user1..user7 at one domain, listed out of order.
+  const generated = ['user4', 'user1', 'user7', 'user2', 'user6', 'user3', 'user5'].map((u) => `${u}@example.net`);
+  const r = await send(generated);
+  assert.equal(symbol(r, 'SUSPICIOUS_RECIPS')?.score, 1.5);
+  assert.ok(!names(r).has('SORTED_RECIPS'));
+  // A team list: different names and lengths.
+  const team = ['alice', 'bob', 'carol.jones', 'dave', 'erin.k', 'frank', 'grace.hopper'].map((u) => `${u}@example.net`);
+  assert.ok(!names(await send(team)).has('SUSPICIOUS_RECIPS'));
+  // Six generated names are too few to judge.
+  assert.ok(!names(await send(generated.slice(0, 6))).has('SUSPICIOUS_RECIPS'));
+});
+
+test('list and host signs: PRECEDENCE_BULK, HAS_ORG_HEADER, HAS_XOIP, compromised-host headers, MID_RHS_WWW', async () => {
+  const s = await scanner();
+  const scan = (extra: string, body?: string) => s.scan(raw(`${PLAIN}Subject: report\r\n${extra}`, body), meta());
+  const plain = await scan('');
+  const signs = ['PRECEDENCE_BULK', 'HAS_ORG_HEADER', 'HAS_XOIP', 'HAS_XAW', 'HAS_X_ANTIABUSE', 'HAS_X_AS', 'HAS_X_POS', 'HAS_X_PHP_SCRIPT', 'HAS_PHPMAILER_SIG', 'HAS_WP_URI', 'MID_RHS_WWW', 'ENVFROM_SERVICE_ACCT'];
+  for (const n of signs) assert.ok(!names(plain).has(n), n);
+  assert.equal(symbol(await scan('Precedence: bulk\r\n'), 'PRECEDENCE_BULK')?.score, 0);
+  assert.ok(!names(await scan('Precedence: list\r\n')).has('PRECEDENCE_BULK'));
+  assert.ok(names(await scan('Organisation: Example Ltd\r\n')).has('HAS_ORG_HEADER'));
+  assert.ok(names(await scan('X-Originating-IP: [192.0.2.7]\r\n')).has('HAS_XOIP'));
+  assert.ok(names(await scan('X-Authentication-Warning: host.example: www-data set sender to info@example.org using -f\r\n')).has('HAS_XAW'));
+  assert.ok(names(await scan('X-AntiAbuse: Primary Hostname - host.example\r\n')).has('HAS_X_ANTIABUSE'));
+  const xas = await scan('X-Authenticated-Sender: accord.host-care.example: sales@shop.example\r\n');
+  assert.deepEqual(symbol(xas, 'HAS_X_AS')?.options, ['sales@shop.example']);
+  assert.deepEqual(symbol(await scan('X-Authenticated-Sender: sales\r\n'), 'HAS_X_AS')?.options ?? [], []);
+  assert.ok(names(await scan('X-PHP-Originating-Script: 1001:mailer.php\r\n')).has('HAS_X_POS'));
+  assert.ok(names(await scan('X-PHP-Script: shop.example/sendmail.php for 192.0.2.9\r\n')).has('HAS_X_PHP_SCRIPT'));
+  assert.ok(names(await scan('X-Mailer: PHPMailer 6.1.4 (https://github.com/PHPMailer/PHPMailer)\r\n')).has('HAS_PHPMAILER_SIG'));
+  const wp = await scan('', 'See http://blog.example.org/wp-content/uploads/2020/offer.html today.\r\n');
+  assert.ok(names(wp).has('HAS_WP_URI'));
+  assert.ok(!names(await scan('', 'See http://blog.example.org/wp.html today.\r\n')).has('HAS_WP_URI'));
+  const www = await s.scan(raw('From: a@example.org\r\nTo: b@example.net\r\nMessage-ID: <20201208.1@www.example.org>\r\nSubject: report\r\nContent-Type: text/plain\r\n'), meta());
+  assert.equal(symbol(www, 'MID_RHS_WWW')?.score, 0.5);
+});
+
+test('PHPMailer boundary, ENVFROM_SERVICE_ACCT, and the AUTOGEN_PHP_SPAMMY composite', async () => {
+  const s = await scanner();
+  const multipart = raw(
+    'From: shop@example.org\r\nTo: b@example.net\r\nMessage-ID: <p.1@example.org>\r\nSubject: Your account is suspended!\r\n' +
+      'Content-Type: multipart/alternative; boundary="b1_Ez5tmpb4bSqknyUZ1B1hIvLAfR1MlspDEKGioCOXc"\r\n',
+    '--b1_Ez5tmpb4bSqknyUZ1B1hIvLAfR1MlspDEKGioCOXc\r\nContent-Type: text/plain\r\n\r\nLog in now.\r\n--b1_Ez5tmpb4bSqknyUZ1B1hIvLAfR1MlspDEKGioCOXc--\r\n',
+  );
+  const r = await s.scan(multipart, meta({ from: 'www-data@web1.example.org' }));
+  for (const n of ['HAS_PHPMAILER_SIG', 'SUBJECT_ENDS_EXCLAIM']) assert.ok(names(r).has(n), n);
+  assert.equal(symbol(r, 'ENVFROM_SERVICE_ACCT')?.score, 1);
+  assert.equal(symbol(r, 'AUTOGEN_PHP_SPAMMY')?.score, 1);
+  // The same message from a person's envelope, with a calm subject: neither fires.
+  const calm = await s.scan(Buffer.from(multipart.toString('latin1').replace('suspended!', 'updated'), 'latin1'), meta({ from: 'alice@example.org' }));
+  assert.ok(names(calm).has('HAS_PHPMAILER_SIG'));
+  assert.ok(!names(calm).has('ENVFROM_SERVICE_ACCT') && !names(calm).has('AUTOGEN_PHP_SPAMMY'));
+});

@@ -2,7 +2,8 @@
 // decoded value (`H`) or the raw value (`X`), header presence, and a few message functions.
 // Each predicate is a closure compiled once at module setup.
 import { isBlank } from '../../message/blank.js';
-import type { Task } from '../../plugin-api/index.js';
+import { decodeEncodedWords } from '../../message/encoded-words.js';
+import type { MessageHeader, Task } from '../../plugin-api/index.js';
 
 export type Pred = (task: Task) => boolean;
 
@@ -42,6 +43,51 @@ export function encodedWordStart(letter: 'B' | 'Q'): Matcher {
 
 export const exists = (name: string): Pred => (task) => task.message.headers.has(name);
 
+/** PCRE's `\s` without Unicode properties: the ASCII blanks. */
+const ASCII_SPACE = /[ \t\n\v\f\r]/;
+const FOLD = /[\r\n][ \t\n\v\f\r]*/g;
+const HIGH_BYTE = /[\x80-\xff]/;
+const HIGH_BYTES = /[\x80-\xff]/g;
+/** Six subject rules read the same value: decoded once per header object. */
+const READ = new WeakMap<MessageHeader, string>();
+
+/**
+ * The value Rspamd's `/re/H` reads: each line break with the blanks after it becomes one space,
+ * leading blanks go, encoded words are decoded, 8-bit bytes that are not UTF-8 read as U+FFFD.
+ * `h.value` differs: trimmed both ways (Rspamd keeps the blanks a subject ends with), folds keep
+ * their blanks (`Service\n    (5.5` is `Service (5.5` to Rspamd), stray bytes read as Latin-1
+ * (a raw 0xA3 would be a pound sign).
+ */
+export function rspamdValue(h: MessageHeader): string {
+  let text = READ.get(h);
+  if (text !== undefined) return text;
+  text = readAsRspamd(h);
+  READ.set(h, text);
+  return text;
+}
+
+function readAsRspamd(h: MessageHeader): string {
+  let text = h.raw;
+  // Raw values are bytes as latin1; valid UTF-8 reads as UTF-8, as for `value`.
+  if (HIGH_BYTE.test(text)) text = h.broken ? text.replace(HIGH_BYTES, '\ufffd') : Buffer.from(text, 'latin1').toString('utf8');
+  text = text.replace(FOLD, ' ');
+  let i = 0;
+  while (i < text.length && ASCII_SPACE.test(text[i]!)) i++;
+  if (i > 0) text = text.slice(i);
+  return text.indexOf('=?') >= 0 ? decodeEncodedWords(text) : text;
+}
+
+/** Some header of that name whose value as Rspamd reads it (rspamdValue) passes `test`. */
+export const rspamdHdr = (name: string, test: (value: string) => boolean): Pred => (task) =>
+  task.message.headers.get(name).some((h) => test(rspamdValue(h)));
+
+/** The value without the ASCII blanks it ends with: `/X\s*$/` becomes a look at its last character, linear. */
+export function trimAsciiEnd(value: string): string {
+  let n = value.length;
+  while (n > 0 && ASCII_SPACE.test(value[n - 1]!)) n--;
+  return value.slice(0, n);
+}
+
 export const not = (p: Pred): Pred => (task) => !p(task);
 export const all = (...ps: Pred[]): Pred => (task) => ps.every((p) => p(task));
 export const any = (...ps: Pred[]): Pred => (task) => ps.some((p) => p(task));
@@ -67,6 +113,31 @@ export const recipientsSorted: Pred = (task) => {
   if (list.length < MIN_SORTED_RCPTS) return false;
   for (let i = 1; i < list.length; i++) if (list[i - 1]! > list[i]!) return false;
   return true;
+};
+
+/** Leading characters two addresses share to count as alike (Rspamd's COMPARE_RCPT_LEN). */
+const ALIKE_PREFIX = 3;
+/** Rspamd's compare_recipients_distance(0.65): pairs alike over two must reach this. */
+const RECIPS_DISTANCE = 0.65;
+
+/**
+ * Auto-generated recipient lists (Rspamd `compare_recipients_distance(0.65)`): with seven or more
+ * To/Cc addresses, those longer than three characters are ordered by domain (length, then
+ * bytes), and neighbours of equal length that start with the same three characters (any case)
+ * count as alike; half the count must reach 0.65, i.e. two alike neighbours.
+ */
+export const recipientsDistant: Pred = (task) => {
+  const list = [...task.message.to, ...task.message.cc].filter((a) => !a.invalid && a.address);
+  if (list.length < MIN_SORTED_RCPTS) return false;
+  const kept = list.filter((a) => a.address.length > ALIKE_PREFIX);
+  kept.sort((a, b) => a.domain.length - b.domain.length || (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));
+  let hits = 0;
+  for (let i = 1; i < kept.length; i++) {
+    const x = kept[i - 1]!.address;
+    const y = kept[i]!.address;
+    if (x.length === y.length && x.slice(0, ALIKE_PREFIX).toLowerCase() === y.slice(0, ALIKE_PREFIX).toLowerCase()) hits++;
+  }
+  return hits / 2 >= RECIPS_DISTANCE;
 };
 
 /** Characters of a text part that body regexps read: the signs they look for sit near the top. */

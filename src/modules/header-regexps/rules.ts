@@ -1,6 +1,28 @@
 // Rspamd 3.4's header regexp rules (rules/regexp/headers.lua), each a predicate over the message.
 // The regexps keep Rspamd's meaning; they are written here for JavaScript's engine.
-import { afterLines, all, any, bodyText, encodedWordStart, exists, hasHtmlPart, hdr, htmlTag, not, onlyHtml, openedAndClosedBy, rawHdr, recipientsSorted, trackerOnlyPart, type Matcher, type Pred } from './predicates.js';
+import type { Task } from '../../plugin-api/index.js';
+import {
+  afterLines,
+  all,
+  any,
+  bodyText,
+  encodedWordStart,
+  exists,
+  hasHtmlPart,
+  hdr,
+  htmlTag,
+  not,
+  onlyHtml,
+  openedAndClosedBy,
+  rawHdr,
+  recipientsDistant,
+  recipientsSorted,
+  trackerOnlyPart,
+  trimAsciiEnd,
+  rspamdHdr,
+  type Matcher,
+  type Pred,
+} from './predicates.js';
 
 /** 8-bit or control bytes: a value with them needs MIME encoding, one without does not. */
 const NEEDS_MIME = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]/;
@@ -26,6 +48,9 @@ export const LEAVE_OR_UNSUBSCRIBE: Matcher = {
     return unsub >= start + 9;
   },
 };
+
+/** Raw 8-bit or control bytes in a value with no encoded word (SUBJECT_NEEDS_ENCODING and kin). */
+const needsEncoding = (name: string): Pred => all(not(rawHdr(name, B64_WORD)), not(rawHdr(name, QP_WORD)), rawHdr(name, NEEDS_MIME));
 
 /** Raw value is encoded although the decoded one is plain 7-bit (FROM_EXCESS_BASE64 and kin). */
 const excess = (name: string, word: Matcher): Pred => all(rawHdr(name, word), not(hdr(name, NEEDS_MIME)));
@@ -85,11 +110,38 @@ const noInrYesRef = any(
   hdr('User-Agent', /^Xnews/),
 );
 
+// Subject punctuation (Rspamd's SUBJECT_ENDS_* / SUBJECT_HAS_*). `/!\s*$/` and `/\s+$/` are
+// written as a look at the value's end: as regexps they retried from every blank of a long run.
+const endsExclaim = (v: string): boolean => trimAsciiEnd(v).endsWith('!');
+// `/\?\s*$/u`: Unicode blanks, which String.trimEnd removes (the same set as `\s` with `u`).
+const endsQuestion = (v: string): boolean => v.trimEnd().endsWith('?');
+
+// Mail clients whose X-Mailer spammers still forge: releases from before about 2006 (Outlook
+// Express, Eudora 1-6, The Bat! 1-2, Outlook 2000/2002) and very old iOS builds.
+const OLD_X_MAILER = /^(?:Microsoft Outlook Express|QUALCOMM Windows Eudora (Pro )?Version [1-6]\.|The Bat! \(v[12]\.|Microsoft Outlook IMO, Build 9\.0\.|Microsoft Outlook, Build 10\.|i(Phone|Pad) Mail \((?:[1-8][A-L]|12H|13E))/;
+// X-Mailer values no real client sends: the header name repeated, Thunderbird (which writes
+// User-Agent), eGroups, and an iPhone/iPad Mail without an iOS build number.
+const BAD_X_MAILER = /^(?:X-Mailer: |(?:Mozilla )?Thunderbird \d|eGroups Message Poster|i(?:Phone|Pad) Mail)/;
+const APPLE_IOS_X_MAILER = /^i(?:Phone|Pad) Mail \((?:1[AC]|[34][AB]|5[ABCFGH]|7[A-E]|8[ABCEFGHJKL]|9[AB]|\d{2}[A-Z])\d+[a-z]?\)/;
+
+const CURRENCY = /\p{Sc}/u;
+/** Exchange 5.5's own hop, often folded before `(5.5…`, which Rspamd reads as one space. */
+const EXCHANGE_55_HOP = /^by \S+ with Internet Mail Service \(5\./;
+
+/** Envelope senders that are web-server or anonymous accounts (Rspamd compromised_hosts.lua). */
+const SERVICE_ACCOUNT = /^(?:www-data|anonymous|ftp|apache|nobody|guest|nginx|web|www)@/i;
+
+/** A link path with a `/wp-…/` segment (Rspamd's `/\/wp-[^\/]+\//Ui` over every URL). */
+const WP_PATH = /\/wp-[^/]+\//i;
+const hasWpUri: Pred = (task) => task.message.urls.some((u) => WP_PATH.test(u.url));
+
 export const DATE_TAIL = String.raw`\w{3}, \d+ \w{3} 20\d\d \d\d:\d\d:\d\d [+-]\d\d\d0`;
 
 /** Rule name → predicate. Scores, groups and descriptions are in symbols.ts. */
 export const HEADER_REGEXP_RULES: Record<string, Pred> = {
-  SUBJECT_NEEDS_ENCODING: all(not(rawHdr('Subject', B64_WORD)), not(rawHdr('Subject', QP_WORD)), rawHdr('Subject', NEEDS_MIME)),
+  SUBJECT_NEEDS_ENCODING: needsEncoding('Subject'),
+  FROM_NEEDS_ENCODING: needsEncoding('From'),
+  TO_NEEDS_ENCODING: needsEncoding('To'),
   FROM_EXCESS_BASE64: excess('From', B64_WORD),
   FROM_EXCESS_QP: excess('From', QP_WORD),
   TO_EXCESS_BASE64: excess('To', B64_WORD),
@@ -102,6 +154,7 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   R_SAJDING: hdr('Subject', /\bsajding(?:om|a)?\b/i),
   FORGED_OUTLOOK_HTML: all(not(yahooBulk), outlookMua, onlyHtml),
   SORTED_RECIPS: recipientsSorted,
+  SUSPICIOUS_RECIPS: recipientsDistant,
   TRACKER_ID: trackerOnlyPart(/^[a-z0-9]{6,24}[-_a-z0-9]{12,36}[a-z0-9]{6,24}\s*$/i),
   FORGED_MUA_OUTLOOK: all(
     any(forgedOe, forgedOutlookDollars),
@@ -177,4 +230,50 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   X_PHP_EVAL: rawHdr('X-PHP-Originating-Script', / : eval\(\)'d code$/),
   GOOGLE_FORWARDING_MID_MISSING: rawHdr('Message-ID', /SMTPIN_ADDED_MISSING@mx\.google\.com>$/),
   GOOGLE_FORWARDING_MID_BROKEN: rawHdr('Message-ID', /SMTPIN_ADDED_BROKEN@mx\.google\.com>$/),
+  CTE_CASE: rawHdr('Content-Transfer-Encoding', /^[78]B/),
+  CT_EXTRA_SEMI: rawHdr('Content-Type', /;$/),
+  SUBJECT_ENDS_EXCLAIM: rspamdHdr('Subject', endsExclaim),
+  SUBJECT_HAS_EXCLAIM: all(hdr('Subject', /!/), not(rspamdHdr('Subject', endsExclaim))),
+  SUBJECT_ENDS_QUESTION: rspamdHdr('Subject', endsQuestion),
+  SUBJECT_HAS_QUESTION: all(hdr('Subject', /\?/), not(rspamdHdr('Subject', endsQuestion))),
+  SUBJECT_HAS_CURRENCY: rspamdHdr('Subject', (v) => CURRENCY.test(v)),
+  SUBJECT_ENDS_SPACES: rspamdHdr('Subject', (v) => v.length > 0 && trimAsciiEnd(v).length < v.length),
+  HAS_ORG_HEADER: any(exists('Organization'), exists('Organisation')),
+  HAS_XOIP: exists('X-Originating-IP'),
+  // No X-Mailer or User-Agent names a web page, and one of them has no digit at all.
+  XM_UA_NO_VERSION: all(
+    not(hdr('X-Mailer', /https?:/)),
+    not(hdr('User-Agent', /https?:/)),
+    any(hdr('X-Mailer', /^[^0-9]+$/), hdr('User-Agent', /^[^0-9]+$/)),
+  ),
+  OLD_X_MAILER: hdr('X-Mailer', OLD_X_MAILER),
+  FORGED_X_MAILER: all(hdr('X-Mailer', BAD_X_MAILER), not(hdr('X-Mailer', APPLE_IOS_X_MAILER))),
+  // Exchange 5.5 still exists; its own Received line names the same mailer.
+  FORGED_IMS: all(hdr('X-Mailer', /^Internet Mail Service \(5\./), not(rspamdHdr('Received', (v) => EXCHANGE_55_HOP.test(v)))),
+  // upstream_spam_filters.lua
+  PRECEDENCE_BULK: hdr('Precedence', /bulk/i),
+  // compromised_hosts.lua: signs of mail sent by a web script on a (possibly hacked) host.
+  HAS_PHPMAILER_SIG: any(hdr('X-Mailer', /^PHPMailer /), hdr('Content-Type', /boundary="b1_[0-9a-zA-Z]+"/)),
+  HAS_X_POS: exists('X-PHP-Originating-Script'),
+  HAS_X_PHP_SCRIPT: exists('X-PHP-Script'),
+  HAS_X_AS: exists('X-Authenticated-Sender'),
+  HAS_X_ANTIABUSE: exists('X-AntiAbuse'),
+  HAS_XAW: exists('X-Authentication-Warning'),
+  HAS_WP_URI: hasWpUri,
+  MID_RHS_WWW: hdr('Message-Id', /@www\./i),
+  ENVFROM_SERVICE_ACCT: (task) => SERVICE_ACCOUNT.test(task.envelopeFrom?.address ?? ''),
+};
+
+/** After `host: user` in X-Authenticated-Sender: the first colon with text before it and a blank after. */
+const AUTH_SENDER = /[^:]:[ \t\n\v\f\r]([\s\S]+)$/;
+
+/**
+ * Rules that name what they found as the symbol's option, asked once the rule matched:
+ * HAS_X_AS gives the authenticated user of the first X-Authenticated-Sender (Rspamd's callback).
+ */
+export const HEADER_REGEXP_OPTIONS: Record<string, (task: Task) => string | undefined> = {
+  HAS_X_AS: (task) => {
+    const value = task.message.headers.first('X-Authenticated-Sender')?.value ?? '';
+    return AUTH_SENDER.exec(value)?.[1];
+  },
 };
