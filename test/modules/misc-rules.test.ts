@@ -221,3 +221,20 @@ test('a To without addresses is RCPT_COUNT_ZERO; no To or Cc at all inserts no c
   const n = await s.scan(none, meta({ rcpt: ['bob@example.org'] }));
   assert.ok(![...names(n)].some((x) => x.startsWith('RCPT_COUNT_') || x.startsWith('TO_DN_') || x.startsWith('TO_MATCH_')));
 });
+
+test('a display name that is the address itself is FROM_DN_EQ_ADDR / TO_DN_EQ_ADDR_ALL, as in Rspamd', async () => {
+  const s = await scanner();
+  const echoed = message(['hi'], ['Content-Type: text/plain'], HEAD.map((h) =>
+    h.startsWith('From:') ? 'From: "alice@example.com" <alice@example.com>' : h.startsWith('To:') ? 'To: bob@example.org <bob@example.org>' : h));
+  const r = await s.scan(echoed, meta());
+  assert.ok(names(r).has('FROM_DN_EQ_ADDR'));
+  assert.ok(names(r).has('TO_DN_EQ_ADDR_ALL'));
+  assert.ok(!names(r).has('FROM_NO_DN'));
+  // A bare address, or the address repeated as a separate list entry, has no display name.
+  const bare = message(['hi'], ['Content-Type: text/plain'], HEAD.map((h) =>
+    h.startsWith('From:') ? 'From: alice@example.com' : h.startsWith('To:') ? 'To: bob@example.org, <bob@example.org>' : h));
+  const b = await s.scan(bare, meta());
+  assert.ok(names(b).has('FROM_NO_DN'));
+  assert.ok(!names(b).has('FROM_DN_EQ_ADDR'));
+  assert.ok(names(b).has('TO_DN_NONE'));
+});
