@@ -31,6 +31,34 @@ function flatten(list: ParsedMailbox[], out: EmailAddress[]): void {
   }
 }
 
+/** Nameless mailboxes per list looked up in the text for a dropped name (each look reads the list once). */
+const MAX_ECHOED_NAMES = 64;
+
+/**
+ * postal-mime drops a display name that is the address itself (`"a@b.c" <a@b.c>`); Rspamd keeps
+ * it, and FROM_DN_EQ_ADDR / TO_DN_EQ_ADDR_* are about exactly that name. Put it back where the
+ * text shows the address, quoted or not, right before its `<address>`.
+ */
+function restoreEchoedNames(value: string, out: EmailAddress[]): void {
+  let lower: string | undefined;
+  let budget = MAX_ECHOED_NAMES;
+  for (const a of out) {
+    if (a.name || a.invalid || !a.address) continue;
+    if (budget-- === 0) return;
+    lower ??= value.toLowerCase();
+    const addr = a.address.toLowerCase();
+    const bracket = `<${addr}>`;
+    for (let at = lower.indexOf(bracket); at > 0; at = lower.indexOf(bracket, at + 1)) {
+      let before = lower.slice(Math.max(0, at - addr.length - 8), at).trimEnd();
+      if (before.endsWith('"')) before = before.slice(0, -1);
+      if (before.endsWith(addr)) {
+        a.name = a.address;
+        break;
+      }
+    }
+  }
+}
+
 /** Parse a header address list (`"Name" <a@b>, c@d, group: e@f;`). Never throws. */
 export function parseAddressList(value: string): EmailAddress[] {
   const out: EmailAddress[] = [];
@@ -41,6 +69,7 @@ export function parseAddressList(value: string): EmailAddress[] {
     // postal-mime does not throw on bad input today; a future version might.
     out.push({ name: '', address: value.trim(), local: '', domain: '', invalid: true });
   }
+  if (value.includes('<')) restoreEchoedNames(value, out);
   return out;
 }
 

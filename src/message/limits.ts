@@ -88,3 +88,18 @@ export const MAX_URL_SCAN_CHARS_PER_MESSAGE = 2 * 1024 * 1024;
  * the history row.
  */
 export const MAX_ENVELOPE_RCPT = 1000;
+
+/**
+ * Characters of each of the two alternative text parts split into words for R_PARTS_DIFFER (the
+ * word caps of the comparison stop real text long before this); bounds the tokeniser on a part of
+ * megabytes of punctuation.
+ */
+export const MAX_PARTS_DIFFER_CHARS = 256 * 1024;
+
+/**
+ * Cells of the word-distance table R_PARTS_DIFFER fills (words of one part × words of the other).
+ * Rspamd 3.4 fills up to 4096 × 4096, ~50 ms here; beyond this bound (~3 ms) the distance is taken
+ * as the difference of the word counts, its lower bound, which the table only exceeds for text
+ * that repeats one word over and over.
+ */
+export const MAX_PARTS_DIFFER_CELLS = 1 << 21;

@@ -1,5 +1,5 @@
 // From, envelope-from and Reply-To checks (Rspamd CHECK_FROM, CHECK_REPLYTO, MULTIPLE_FROM, …).
-import type { Task } from '../../plugin-api/index.js';
+import type { EmailAddress, Task } from '../../plugin-api/index.js';
 import { eqCaseless, hasEightBit, mimeRecipients } from './util.js';
 
 const TITLE_MR = /^(mrs?)[.\s]/;
@@ -43,6 +43,47 @@ export function checkFrom(task: Task): void {
   const first = to[0]!;
   if (eqCaseless(first.address, from.address)) task.insert('TO_EQ_FROM');
   else if (first.domain && from.domain && eqCaseless(first.domain, from.domain)) task.insert('TO_DOM_EQ_FROM_DOM');
+}
+
+/** `user+tag`: the part before the first `+` (not empty) and the tags after it. */
+const PLUS_TAGS = /^([^+][^+]*)(\+.*)$/;
+
+/**
+ * Tags of a sub-addressed mailbox (Rspamd lua_util.remove_email_aliases), or undefined when the
+ * address has none. Gmail ignores dots in the user part, so a dotted Gmail user counts as tagged
+ * (with no tags); googlemail.com is Gmail too.
+ */
+export function aliasTags(addr: EmailAddress): string[] | undefined {
+  const domain = addr.domain.toLowerCase();
+  const gmail = domain === 'gmail.com' || domain === 'googlemail.com';
+  const user = gmail ? addr.local.replaceAll('.', '') : addr.local;
+  const m = PLUS_TAGS.exec(user);
+  if (m) return m[2]!.split('+').filter((t) => t.length > 0);
+  if (gmail && user !== addr.local) return [];
+  return undefined;
+}
+
+/**
+ * TAGGED_FROM / TAGGED_RCPT (Rspamd's EMAIL_PLUS_ALIASES prefilter): plus-tagged sender or
+ * recipients, envelope first, then headers. Rspamd also rewrites the addresses without their
+ * tags for later rules; mailsift's rules keep reading them as written.
+ */
+export function checkTagged(task: Task): void {
+  for (const from of [task.envelopeFrom, task.message.from[0]]) {
+    const tags = from && from.local ? aliasTags(from) : undefined;
+    if (tags) task.insert('TAGGED_FROM', 1, tags);
+  }
+  for (const rcpts of [task.envelopeRcpt, mimeRecipients(task)]) {
+    let tagged = false;
+    const all: string[] = [];
+    for (const r of rcpts) {
+      const tags = r.local ? aliasTags(r) : undefined;
+      if (!tags) continue;
+      tagged = true;
+      all.push(...tags);
+    }
+    if (tagged) task.insert('TAGGED_RCPT', 1, all);
+  }
 }
 
 export function checkMultipleFrom(task: Task): void {

@@ -17,9 +17,11 @@ export function checkMissingTo(task: Task): void {
 }
 
 export function checkToCc(task: Task): void {
-  // Rspamd gets no recipient list (and inserts nothing) when no header address parsed.
+  // Rspamd has a recipient list once a To or Cc header is there, even when no address in it
+  // parsed (`undisclosed-recipients:;`): that is RCPT_COUNT_ZERO, and the "all" symbols hold for
+  // the empty list. Without either header it inserts nothing.
   const to = mimeRecipients(task);
-  if (to.length === 0) return;
+  if (to.length === 0 && !task.message.headers.has('to') && !task.message.headers.has('cc')) return;
   const env = task.envelopeRcpt;
   task.insert(`RCPT_COUNT_${countBucket(to.length, RCPT_BUCKETS)}`, 1, String(to.length));
   let withName = 0;

@@ -11,6 +11,7 @@ import {
   checkFreemailReplyToNeqFrom,
   checkReplyTo,
   checkSpamFlag,
+  checkTagged,
 } from './check-from.js';
 import { checkMissingTo, checkRcpt8bit, checkToCc } from './check-rcpt.js';
 import {
@@ -120,6 +121,8 @@ export const headersModule = defineModule<HeadersConfig>({
       const reg: SymbolRegistration = { name, stage: 'filters', inserts, check: MIME_ONLY.has(name) ? mimeOnly(check) : check };
       ctx.symbol(reg);
     }
+    // A prefilter in Rspamd (it rewrites the addresses there before any rule reads them).
+    ctx.symbol({ name: 'EMAIL_PLUS_ALIASES', stage: 'prefilters', inserts: ['TAGGED_FROM', 'TAGGED_RCPT'], check: checkTagged });
     // CHECK_REPLYTO reads FROM_NAME_HAS_TITLE, so it runs after CHECK_FROM (weak: ordering only).
     ctx.symbol({
       name: 'CHECK_REPLYTO',

@@ -26,6 +26,8 @@ export const HEADERS_SYMBOLS: Record<string, SymbolDef> = {
   TO_DOM_EQ_FROM_DOM: h(0.0, 'To domain is the same as the From domain'),
   INVALID_FROM_8BIT: h(6.0, 'Invalid 8bit character in From header'),
   R_NO_SPACE_IN_FROM: h(1.0, 'No space in from header'),
+  TAGGED_FROM: h(0.0, 'SMTP from has plus tags'),
+  TAGGED_RCPT: h(0.0, 'SMTP recipients have plus tags'),
   // Reply-To
   REPLYTO_UNPARSEABLE: h(1.0, 'Reply-To header could not be parsed'),
   HAS_REPLYTO: h(0.0, 'Has Reply-To header'),

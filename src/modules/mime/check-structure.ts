@@ -1,6 +1,7 @@
 // MIME structure checks: multipart/alternative completeness, HTML-only mail, broken content
 // types and parser anomalies, bogus multipart/mixed, binary parts not marked as attachments.
-import type { MimeAnomaly, Task } from '../../plugin-api/index.js';
+import { isAscii } from 'node:buffer';
+import type { MimeAnomaly, MimePart, Task } from '../../plugin-api/index.js';
 
 export function checkAlternative(task: Task): void {
   let alt = false;
@@ -93,5 +94,45 @@ export function checkMissingDisposition(task: Task): void {
     if (p.parent?.contentType.type === 'multipart/encrypted') return;
     task.insert('CTYPE_MISSING_DISPOSITION');
     return;
+  }
+}
+
+/** Rspamd reads the headers as written: a part without a Content-Type header is not text here. */
+function base64Text(headers: MimePart['headers']): boolean {
+  const ct = headers.first('content-type')?.value;
+  if (ct === undefined || !/^text/i.test(ct)) return false;
+  const cte = headers.first('content-transfer-encoding')?.value;
+  return cte !== undefined && /^base64/i.test(cte);
+}
+
+/** A text part sent as base64. */
+export function checkBase64Text(task: Task): void {
+  const m = task.message;
+  if (base64Text(m.headers) || m.parts.some((p) => base64Text(p.headers))) task.insert('MIME_BASE64_TEXT');
+}
+
+/**
+ * A base64 text part whose decoded bytes are all ASCII (Rspamd: no 8-bit byte in the decoded
+ * content): nothing needed the encoding but hiding the words.
+ */
+export function checkBase64TextBogus(task: Task): void {
+  for (const tp of task.message.textParts) {
+    if (base64Text(tp.part.headers) && isAscii(tp.part.content)) {
+      task.insert('MIME_BASE64_TEXT_BOGUS');
+      return;
+    }
+  }
+}
+
+/** A part marked `Content-Disposition: attachment` in a message of more than one part. */
+export function checkHasAttachment(task: Task): void {
+  const parts = task.message.parts;
+  if (parts.length < 2) return;
+  for (const p of parts) {
+    const cd = p.headers.first('content-disposition')?.value;
+    if (cd !== undefined && /^attachment/i.test(cd)) {
+      task.insert('HAS_ATTACHMENT');
+      return;
+    }
   }
 }

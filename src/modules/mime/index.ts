@@ -5,10 +5,15 @@ import { makeTypesCheck } from './check-types.js';
 import {
   checkAlternative,
   checkAnomalies,
+  checkBase64Text,
+  checkBase64TextBogus,
+  checkHasAttachment,
   checkHtmlOnly,
   checkMissingDisposition,
   checkMixedBogus,
 } from './check-structure.js';
+import { checkEncrypted } from './check-crypto.js';
+import { checkPartsDiffer } from './check-parts-differ.js';
 
 /** MIME structure and attachment checks. */
 export const mimeModule = defineModule<MimeConfig>({
@@ -49,5 +54,16 @@ export const mimeModule = defineModule<MimeConfig>({
       inserts: ['CTYPE_MISSING_DISPOSITION'],
       check: checkMissingDisposition,
     });
+    ctx.symbol({ name: 'MIME_BASE64_TEXT', stage: 'filters', inserts: ['MIME_BASE64_TEXT'], check: checkBase64Text });
+    ctx.symbol({ name: 'MIME_BASE64_TEXT_BOGUS', stage: 'filters', inserts: ['MIME_BASE64_TEXT_BOGUS'], check: checkBase64TextBogus });
+    // Rspamd's callback is BOGUS_ENCRYPTED_AND_TEXT itself, the others its virtual children.
+    ctx.symbol({
+      name: 'BOGUS_ENCRYPTED_AND_TEXT',
+      stage: 'filters',
+      inserts: ['BOGUS_ENCRYPTED_AND_TEXT', 'ENCRYPTED_PGP', 'ENCRYPTED_SMIME', 'SIGNED_PGP', 'SIGNED_SMIME'],
+      check: checkEncrypted,
+    });
+    ctx.symbol({ name: 'HAS_ATTACHMENT', stage: 'filters', inserts: ['HAS_ATTACHMENT'], check: checkHasAttachment });
+    ctx.symbol({ name: 'R_PARTS_DIFFER', stage: 'filters', inserts: ['R_PARTS_DIFFER'], check: checkPartsDiffer });
   },
 });

@@ -1,5 +1,5 @@
 // Every symbol the mime module can insert. Scores, groups and descriptions are Rspamd 3.4's
-// (conf/scores.d/mime_types_group.conf, rules/headers_checks.lua, rules/regexp/headers.lua);
+// (conf/scores.d/mime_types_group.conf, rules/headers_checks.lua, rules/misc.lua, rules/regexp/headers.lua);
 // the MIME_*_ENCODING/LIMITS ones are mailsift's own, for parser anomalies Rspamd has no name for.
 import type { SymbolDef } from '../../plugin-api/index.js';
 
@@ -24,5 +24,15 @@ export const MIME_SYMBOLS: Record<string, SymbolDef> = {
   CTYPE_MIXED_BOGUS: { score: 1.0, group: 'mime', description: 'multipart/mixed without non-textual part' },
   CTYPE_MISSING_DISPOSITION: { score: 4.0, group: 'mime', description: 'Binary content-type not specified as an attachment' },
   MIME_BAD_ENCODING: { score: 1.0, group: 'mime', description: 'Part with broken base64 or quoted-printable encoding' },
+  MIME_BASE64_TEXT: { score: 0.1, group: 'mime', description: 'Has text part encoded in base64' },
+  MIME_BASE64_TEXT_BOGUS: { score: 1.0, group: 'mime', description: 'Has text part encoded in base64 that does not contain any 8bit characters' },
+  // rules/misc.lua
+  BOGUS_ENCRYPTED_AND_TEXT: { score: 10.0, group: 'mime_types', description: 'Bogus mix of encrypted and text/html payloads' },
+  ENCRYPTED_PGP: mt(-0.5, 'Message is encrypted with pgp'),
+  ENCRYPTED_SMIME: mt(-0.5, 'Message is encrypted with smime'),
+  SIGNED_PGP: mt(-2.0, 'Message is signed with pgp'),
+  SIGNED_SMIME: mt(-2.0, 'Message is signed with smime'),
+  HAS_ATTACHMENT: { score: 0, group: 'body', description: 'Message contains attachments' },
+  R_PARTS_DIFFER: { score: 1.0, group: 'body', description: 'Text and HTML parts differ' },
   MIME_LIMITS_EXCEEDED: { score: 1.0, group: 'mime', description: 'Message exceeds a parser limit (depth, parts, headers, addresses, encoded words, URLs, text size); the rest was not parsed' },
 };

@@ -57,3 +57,28 @@ export function checkSuspiciousUrl(task: Task): void {
   if (obscured.size) task.insert('R_SUSPICIOUS_URL', 1, [...obscured]);
   if (zeroWidth.size) task.insert('ZERO_WIDTH_SPACE_URL', 1, [...zeroWidth]);
 }
+
+/** Flags of a URL found in the body: Rspamd keeps the body's entry, without `subject`, for those. */
+const BODY_FLAGS = ['text', 'html_displayed', 'image'] as const;
+
+/**
+ * Rspamd searches the Subject strictly: links with a scheme, or starting `www.` / `ftp.`; a bare
+ * host name there (`news from salon.com`) is no link.
+ */
+const STRICT_SCHEMALESS = /^(?:www|ftp)\./;
+
+/**
+ * URL_IN_SUBJECT: a link in the Subject line. The whole subject being the URL counts in full, a
+ * `www.` link without a scheme a tenth, anything else a quarter; the option is the host.
+ */
+export function checkUrlInSubject(task: Task): void {
+  if (task.meta.raw) return;
+  for (const u of task.message.urls) {
+    if (u.isEmail || !u.flags.has('subject') || BODY_FLAGS.some((f) => u.flags.has(f))) continue;
+    const schemaless = u.flags.has('schemaless');
+    if (schemaless && !STRICT_SCHEMALESS.test(u.hostAscii)) continue;
+    const weight = schemaless ? 0.1 : u.url === task.message.subject?.trim() ? 1 : 0.25;
+    task.insert('URL_IN_SUBJECT', weight, u.host);
+    return;
+  }
+}

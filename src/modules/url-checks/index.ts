@@ -1,9 +1,9 @@
 import { defineModule } from '../../plugin-api/index.js';
 import { UrlChecksConfig } from './config.js';
 import { URL_CHECKS_SYMBOLS } from './symbols.js';
-import { checkIpfs, checkOmograph, checkSuspiciousUrl } from './check.js';
+import { checkIpfs, checkOmograph, checkSuspiciousUrl, checkUrlInSubject } from './check.js';
 
-/** Rspamd's URL rules that need no network: homograph hosts, IPFS gateways, obscured hosts. */
+/** Rspamd's URL rules that need no network: homograph hosts, IPFS gateways, obscured hosts, links in the Subject. */
 export const urlChecksModule = defineModule<UrlChecksConfig>({
   name: 'url_checks',
   config: UrlChecksConfig,
@@ -17,5 +17,6 @@ export const urlChecksModule = defineModule<UrlChecksConfig>({
     if (ctx.config.suspicious) {
       ctx.symbol({ name: 'R_SUSPICIOUS_URL', stage: 'filters', inserts: ['R_SUSPICIOUS_URL', 'ZERO_WIDTH_SPACE_URL'], check: checkSuspiciousUrl });
     }
+    ctx.symbol({ name: 'URL_IN_SUBJECT', stage: 'filters', inserts: ['URL_IN_SUBJECT'], check: checkUrlInSubject });
   },
 });
