@@ -98,8 +98,8 @@ export const MAX_PARTS_DIFFER_CHARS = 256 * 1024;
 
 /**
  * Cells of the word-distance table R_PARTS_DIFFER fills (words of one part × words of the other).
- * Rspamd 3.4 fills up to 4096 × 4096, ~50 ms here; beyond this bound (~3 ms) the distance is taken
- * as the difference of the word counts, its lower bound, which the table only exceeds for text
- * that repeats one word over and over.
+ * Rspamd 3.4 fills up to 4096 × 4096, ~50 ms here; beyond this bound (~1 ms, two parts of ~700
+ * words) the distance is taken as the difference of the word counts, its lower bound, which the
+ * table only exceeds for text that repeats the same few words over and over.
  */
-export const MAX_PARTS_DIFFER_CELLS = 1 << 21;
+export const MAX_PARTS_DIFFER_CELLS = 1 << 19;
