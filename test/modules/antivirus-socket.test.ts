@@ -10,14 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../../src/engine/index.js';
 import { builtinModules } from '../../src/modules/index.js';
-import { loadConfig } from '../../src/config/load.js';
 import { isConfigError, type ConfigIssue } from '../../src/config/errors.js';
 import { AntivirusConfig } from '../../src/modules/antivirus/config.js';
 import { compileRule, parseServer, serverName } from '../../src/modules/antivirus/rule.js';
 import { clamdCommand, hashSignature, startClamd, type Clamd } from '../helpers/clamd.js';
 import { freePort } from '../helpers/real-rspamd.js';
-import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
-import { engineConfig, fixtureMessage, meta, names, symbol, testMessage } from './helpers.js';
+import { engineConfig, fixtureMessage, loadModuleYaml, meta, names, symbol, testMessage } from './helpers.js';
 
 /** A real message whose attachment (hello_world.exe) the test signature names. */
 const INFECTED = testMessage('exe_attm.eml');
@@ -150,14 +148,7 @@ test('parseServer: a path is the host, with no port', () => {
   assert.throws(() => compileRule('web', { ...opts, type: 'http' }, false), /rule web is of type http, which cannot use a socket path/);
 });
 
-async function loadWith(yaml: string) {
-  const dir = await makeConfDir({ 'local.d/antivirus.yaml': yaml });
-  try {
-    return await loadConfig(dir, { modules: builtinModules });
-  } finally {
-    await removeConfDir(dir);
-  }
-}
+const loadWith = (yaml: string) => loadModuleYaml('antivirus', yaml);
 
 async function issuesOf(yaml: string): Promise<readonly ConfigIssue[]> {
   try {

@@ -2,13 +2,11 @@
 // configuration as an operator writes it (local.d/antivirus.yaml through the real loader).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../src/config/load.js';
 import { isConfigError, type ConfigIssue } from '../../src/config/errors.js';
 import { CLAMD_CHUNK, clamdInstream, MAX_NAME_CHARS, MAX_NAMES_PER_REPLY, parseClamdReply, parseHttpReply, parseLineReply } from '../../src/modules/antivirus/wire.js';
 import { parseServer } from '../../src/modules/antivirus/rule.js';
 import { AntivirusConfig } from '../../src/modules/antivirus/config.js';
-import { builtinModules } from '../../src/modules/index.js';
-import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
+import { loadModuleYaml } from './helpers.js';
 
 test('zINSTREAM: command, length-prefixed chunks, zero terminator', () => {
   const content = Buffer.alloc(CLAMD_CHUNK + 10, 0x61);
@@ -59,14 +57,7 @@ test('servers: default ports by type, IPv6 in brackets', () => {
   assert.throws(() => parseServer('10.0.0.1', undefined), /needs a port/);
 });
 
-async function loadWith(yaml: string) {
-  const dir = await makeConfDir({ 'local.d/antivirus.yaml': yaml });
-  try {
-    return await loadConfig(dir, { modules: builtinModules });
-  } finally {
-    await removeConfDir(dir);
-  }
-}
+const loadWith = (yaml: string) => loadModuleYaml('antivirus', yaml);
 
 test('local.d/antivirus.yaml: Rspamd-style options load; mistakes are config errors naming the key', async () => {
   const cfg = await loadWith('rules:\n  clamav:\n    servers: "127.0.0.1:3310"\n    action: reject\n    max_size: 20M\n    timeout: 2s\n    patterns: { JUST_EICAR: "^Eicar-Test-Signature$" }\n');

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { createEngine } from '../../src/engine/index.js';
 import type { EngineConfig } from '../../src/engine/contract.js';
 import { builtinModules } from '../../src/modules/index.js';
+import { loadConfig } from '../../src/config/load.js';
+import { makeConfDir, removeConfDir } from '../config/conf-dir.js';
 import { emptyMeta } from '../../src/plugin-api/index.js';
 import type { ScanMeta, ScanResult } from '../../src/plugin-api/index.js';
 
@@ -92,4 +94,14 @@ export function metaFromRecorded(c: RecordedCase): ScanMeta {
     if (v !== undefined) m[field] = v;
   }
   return m;
+}
+
+/** The configuration a conf dir holding only `local.d/<module>.yaml` loads to, with the built-in modules. */
+export async function loadModuleYaml(module: string, yaml: string) {
+  const dir = await makeConfDir({ [`local.d/${module}.yaml`]: yaml });
+  try {
+    return await loadConfig(dir, { modules: builtinModules });
+  } finally {
+    await removeConfDir(dir);
+  }
 }

@@ -20,6 +20,24 @@ let lineServer: net.Server;
 let linePort = 0;
 const BIG = Buffer.alloc(3 * 1024 * 1024, 'a');
 
+
+/** A connection handler calling `onLine` for each `\n`-ended line; `onLine` returns false to stop reading. */
+function lineConnection(onLine: (line: string, s: net.Socket) => boolean): (s: net.Socket) => void {
+  return (s) => {
+    let buf = '';
+    s.on('data', (d) => {
+      buf += d.toString();
+      let at;
+      while ((at = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, at);
+        buf = buf.slice(at + 1);
+        if (!onLine(line, s)) return;
+      }
+    });
+    s.on('error', () => {});
+  };
+}
+
 before(async () => {
   dns = await startDnsServer({ zone: { 'web.test': [{ type: 'A', data: '127.0.0.1' }] } });
   web = http.createServer((req, res) => {
@@ -41,20 +59,11 @@ before(async () => {
   await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
   webPort = (web.address() as AddressInfo).port;
   // A line server: answers each line with "ECHO <line>\n"; "BYE" closes after answering.
-  lineServer = net.createServer((s) => {
-    let buf = '';
-    s.on('data', (d) => {
-      buf += d.toString();
-      let at;
-      while ((at = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, at);
-        buf = buf.slice(at + 1);
-        if (line === 'BYE') { s.end('bye\n'); return; }
-        s.write(`ECHO ${line}\n`);
-      }
-    });
-    s.on('error', () => {});
-  });
+  lineServer = net.createServer(lineConnection((line, s) => {
+    if (line === 'BYE') { s.end('bye\n'); return false; }
+    s.write(`ECHO ${line}\n`);
+    return true;
+  }));
   await new Promise<void>((r) => lineServer.listen(0, '127.0.0.1', r));
   linePort = (lineServer.address() as AddressInfo).port;
 });
@@ -185,20 +194,11 @@ test('tcp: a host that is an absolute path is a Unix-domain socket (port ignored
   const tooLong = join(dir, 'x'.repeat(120));
   // The same line protocol as the TCP line server, on a socket.
   const seen: string[] = [];
-  const server = net.createServer((s) => {
-    let buf = '';
-    s.on('data', (d) => {
-      buf += d.toString();
-      let at;
-      while ((at = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, at);
-        buf = buf.slice(at + 1);
-        seen.push(line);
-        s.write(`SOCK ${line}\n`);
-      }
-    });
-    s.on('error', () => {});
-  });
+  const server = net.createServer(lineConnection((line, s) => {
+    seen.push(line);
+    s.write(`SOCK ${line}\n`);
+    return true;
+  }));
   await new Promise<void>((r) => server.listen(path, r));
   const got: Record<string, unknown> = {};
   const { engine, net: services } = await netEngine([
