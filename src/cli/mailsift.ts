@@ -6,7 +6,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { isConfigError, formatIssues } from '../config/errors.js';
-import { checkConfig } from '../workers/config-check.js';
 import { serve } from '../workers/supervisor.js';
 import { registerKeypairCommand } from './keypair.js';
 import { registerPwCommand } from './pw.js';
@@ -75,6 +74,8 @@ export function buildProgram(): Command {
     .description('check a configuration directory, module configs included')
     .option('-c, --config <dir>', 'configuration directory', defaultConfDir())
     .action(async (opts: { config: string }) => {
+      // Loaded here, not at the top: `serve`'s supervisor process never needs the engine's code.
+      const { checkConfig } = await import('../workers/config-check.js');
       const { errors, notes } = await checkConfig(opts.config);
       for (const n of notes) process.stdout.write(`${n}\n`);
       if (errors) process.stderr.write(`${errors}\n`);

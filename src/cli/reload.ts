@@ -5,7 +5,6 @@
 
 import { dirname } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { checkConfig } from '../workers/config-check.js';
 import { pidFilePath, readPid, readReloadStatus, type ReloadStatus } from '../workers/run-files.js';
 
 /** How often the status file is read while waiting. */
@@ -46,6 +45,7 @@ export function registerReloadCommand(program: Command, defaultConfDir: () => st
     .option('--pid-file <path>', "the server's pid file (default: mailsift.pid in data_dir)")
     .option('--timeout <seconds>', 'how long to wait for the outcome', seconds, 150)
     .action(async (opts: { config: string; pidFile?: string; timeout: number }) => {
+      const { checkConfig } = await import('../workers/config-check.js');
       const check = await checkConfig(opts.config);
       if (!check.cfg) {
         process.stderr.write(`${check.errors}\nreload refused: the configuration has problems; the server was not signalled\n`);

@@ -12,8 +12,6 @@ import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
-import { loadConfig } from '../config/load.js';
-import { openStores } from '../storage/index.js';
 import type { BayesScope, FuzzyRecord, Stores } from '../storage/types.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -130,6 +128,9 @@ interface StatsCliOptions {
 }
 
 async function storesFor(opts: StatsCliOptions): Promise<Stores> {
+  // Loaded on use: this file is imported by every `mailsift` command, the server's included.
+  const { loadConfig } = await import('../config/load.js');
+  const { openStores } = await import('../storage/index.js');
   const cfg = await loadConfig(opts.config);
   const stores = opts.backend
     ? { ...cfg.stores, backend: opts.backend, bayes: { ...cfg.stores.bayes, backend: opts.backend }, fuzzy: { ...cfg.stores.fuzzy, backend: opts.backend } }

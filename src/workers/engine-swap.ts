@@ -4,7 +4,6 @@
 // starting a new worker process takes seconds. Scans already running finish on the engine they
 // started on; that engine's services close once the last of them is done.
 
-import type { LoadedConfig } from '../config/load.js';
 import type { Engine } from '../engine/index.js';
 import type { Scanner } from '../engine/contract.js';
 import type { MapRegistry } from '../maps/index.js';
@@ -22,11 +21,6 @@ export interface EngineSet {
 interface Held extends EngineSet {
   inFlight: number;
   retired: boolean;
-}
-
-/** What about a configuration decides its workers' processes (ports, counts, limits, stores, logs): a reload that leaves it alone can swap engines in place. */
-export function processShape(cfg: LoadedConfig): string {
-  return JSON.stringify({ workers: cfg.workers, stores: cfg.stores, dataDir: cfg.dataDir, logging: cfg.logging });
 }
 
 function release(set: Held): void {

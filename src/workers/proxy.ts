@@ -3,7 +3,7 @@
 // either way scans go through one ProxyRelay (upstream groups, mirrors, self-scan). The
 // supervisor starts it like the other roles (src/workers/supervisor.ts).
 
-import { lstatSync, unlinkSync, chmodSync } from 'node:fs';
+import { chmodSync } from 'node:fs';
 import net from 'node:net';
 import { createHttpCrypt } from '../http/crypt/index.js';
 import { createTransport, type Transport } from '../http/server.js';
@@ -15,6 +15,7 @@ import { createProxyHttpHandler } from '../proxy/http-front.js';
 import { handleMilterConnection, type MilterContext, type MilterSession } from '../proxy/milter/index.js';
 import { ProxyRelay, type ProxyRelayOptions } from '../proxy/relay/proxy-relay.js';
 import type { RunningWorker } from './listen.js';
+import { removeStaleSocket } from './proxy-socket.js';
 
 /** Time milter sessions get to finish after the worker stops accepting, before their sockets are closed. */
 const MILTER_CLOSE_GRACE_MS = 5_000;
@@ -50,29 +51,6 @@ export interface ProxyWorkerHandle extends RunningWorker {
 /** `host:port` with IPv6 hosts bracketed. */
 function tcpText(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-/**
- * Removes a unix socket file left by a process that is gone (a connect is refused); a socket
- * someone answers on, or a file that is not a socket, is left for listen() to refuse.
- */
-export async function removeStaleSocket(path: string): Promise<void> {
-  let isSocket = false;
-  try {
-    isSocket = lstatSync(path).isSocket();
-  } catch {
-    return; // nothing there
-  }
-  if (!isSocket) return;
-  const inUse = await new Promise<boolean>((resolve) => {
-    const s = net.connect({ path });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-  if (!inUse) unlinkSync(path);
 }
 
 function listenOne(server: net.Server, bind: ProxyBind): Promise<string> {

@@ -5,6 +5,7 @@
 
 import type { Worker } from 'node:cluster';
 import type { LoadedConfig } from '../config/load.js';
+import type { PrimaryConfig } from './process-common.js';
 import type { Logger } from '../plugin-api/index.js';
 import { setErrorSink } from '../observability/error-ring.js';
 import { createScanObserver, type ScanObserver } from '../observability/scan-observer.js';
@@ -58,7 +59,7 @@ export interface PrimaryStats {
 }
 
 /** The aggregating side, in the supervisor (or the --single process). */
-export async function startPrimaryStats(cfg: LoadedConfig, log: Logger, health: () => HealthInfo): Promise<PrimaryStats> {
+export async function startPrimaryStats(cfg: PrimaryConfig, log: Logger, health: () => HealthInfo): Promise<PrimaryStats> {
   const stores = await openStores(cfg, log);
   const hub = new StatsHub({ kv: stores.kv, history: stores.history, errorElts: cfg.workers.controller.errorElts, log, health });
   await hub.start();

@@ -1,58 +1,44 @@
-// The process model: a supervisor forks N normal workers that share
-// the scan port through node:cluster plus one controller, restarts a crashed worker with
-// back-off, and stops everything gracefully on SIGTERM/SIGINT. `--single` runs both workers
-// in the calling process. Each worker process loads the configuration and builds its own
-// engine, so a worker never shares state with another except through the stores.
+// The process model: a supervisor forks N normal workers that share the scan port through
+// node:cluster plus one controller, restarts a crashed worker with back-off, replaces them all on a
+// reload, and stops everything gracefully on SIGTERM/SIGINT. Each worker process loads the
+// configuration and builds its own engine (in-process.ts), so a worker never shares state with
+// another except through the stores. The supervisor itself never loads the engine's code: it
+// checks the configuration in a short-lived child process (config-process.ts) and keeps only the part it
+// reads (PrimaryConfig). `--single` runs every worker in the calling process (in-process.ts).
 
 import cluster, { type Worker } from 'node:cluster';
 import { rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import v8 from 'node:v8';
-import { loadConfig, type LoadedConfig } from '../config/load.js';
-import { createEngine } from '../engine/index.js';
+import { withDeadline } from '../core/deadline.js';
 import { routeConsoleToLog } from '../observability/console-capture.js';
-import { loadServerModules, reportPlugins, type ServerModules } from './server-modules.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
-import { startControllerWorker } from './controller.js';
-import { reloadTlsListeners, tlsListenOptions, type RunningWorker } from './listen.js';
-import { createNormalHandler, startNormalWorker } from './normal.js';
-import { removeStaleSocket, startProxyWorker } from './proxy.js';
-import { needsSelfScan } from '../proxy/relay/proxy-relay.js';
-import { loadDictionaries } from '../http/zstd.js';
-import type { Handler } from '../http/types.js';
-import { startDynamicSync, type DynamicSync } from './dynamic-config.js';
-import { createMapRegistry } from '../maps/index.js';
-import { createHttpCrypt } from '../http/crypt/index.js';
-import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
-import type { StatsHub } from '../observability/stats-hub.js';
-import { startFuzzyWorker } from '../fuzzy-storage/worker.js';
-import { ConnectionLedger } from './conn-balance.js';
-import { roleV8Flags, tuneV8ForScanning, tuneV8ForSupervising, workerMallocEnv } from './v8-tuning.js';
-import { DEADLINE_PASSED, withDeadline } from '../plugin-api/index.js';
 import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
-import { boardPath, makeBoardDir, readScanBoard, ScanBoard } from './scan-board.js';
-import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS, mib, monotonicMs, reportId, startHeartbeat, WATCHDOG_TICK_MS } from './watchdog.js';
-import { startWatchdogThread } from './watchdog-thread.js';
-import { preloadMailauth } from '../module-helpers/mailauth-libs.js';
-import { forwardStderr } from './worker-stderr.js';
-import { checkConfig } from './config-check.js';
-import { processShape, SwappableScanner, type EngineSet } from './engine-swap.js';
-import type { MapRegistry } from '../maps/index.js';
+import { checkPrimaryConfig, loadPrimaryConfig, type PrimaryPart } from './config-process.js';
+import { ConnectionLedger } from './conn-balance.js';
+import {
+  BOARD_DIR_ENV,
+  CONTROLLER_PORT_ENV,
+  graceMs,
+  onStopSignal,
+  problemList,
+  PROXY_PORTS_ENV,
+  ROLE_ENV,
+  SHUTDOWN_EXTRA_MS,
+  type IpcMessage,
+  type PrimaryConfig,
+  type ServeOptions,
+  type WorkerRole,
+} from './process-common.js';
+import { removeStaleSocket } from './proxy-socket.js';
 import { removePidFile, writePidFile, writeReloadStatus, type ReloadStatus } from './run-files.js';
-import type { CloseOptions } from '../http/server.js';
+import { boardPath, makeBoardDir, readScanBoard } from './scan-board.js';
+import { startPrimaryStats } from './stats-wiring.js';
+import { roleV8Flags, tuneV8ForSupervising, workerMallocEnv } from './v8-tuning.js';
+import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS, mib, monotonicMs, reportId, WATCHDOG_TICK_MS } from './watchdog.js';
+import { forwardStderr } from './worker-stderr.js';
 
-export type WorkerRole = 'normal' | 'controller' | 'fuzzy' | 'proxy';
-
-export interface ServeOptions {
-  /** Configuration directory. */
-  confDir: string;
-  /** Run the normal and controller workers in this process (no cluster). */
-  single?: boolean;
-  /** Number of normal workers, overriding `workers.normal.count`. */
-  workers?: number;
-  /** `Server:` header value. */
-  serverName?: string;
-}
+export type { ServeOptions, WorkerRole } from './process-common.js';
+export { formatAddress } from './process-common.js';
 
 /** First restart delay after a crash; doubled for each crash in a row. */
 const RESTART_BASE_MS = 250;
@@ -60,358 +46,19 @@ const RESTART_BASE_MS = 250;
 const RESTART_MAX_MS = 30_000;
 /** A worker that ran this long before crashing is "stable": its back-off starts over. */
 const STABLE_AFTER_MS = 30_000;
-/** Time given to in-flight scans on shutdown beyond the task deadline, before a hard stop. */
-const SHUTDOWN_EXTRA_MS = 5_000;
 /** Longest wait for every worker of a reloaded configuration to be ready before the reload is given up. */
 const RELOAD_READY_TIMEOUT_MS = 120_000;
-/** Exit status of a worker that cannot start (config or bind error): EX_CONFIG from sysexits. */
-const EXIT_STARTUP_FAILED = 78;
 
 /** A watchdog tick this much later than planned means the supervisor itself was held up: silences seen then are not the workers' fault. */
 const SUPERVISOR_LAG_MS = 4 * WATCHDOG_TICK_MS;
 /** Time a dead worker's stderr is given to deliver its last lines (V8's out-of-memory report) before its exit is judged. */
 const STDERR_DRAIN_MS = 1_000;
 
-const ROLE_ENV = 'MAILSIFT_WORKER_ROLE';
-/** Directory where each worker keeps its scan board (scan-board.ts), named by the supervisor. */
-const BOARD_DIR_ENV = 'MAILSIFT_SCAN_BOARD_DIR';
-/** Port the supervisor picked for a controller configured with port 0 (see freePort). */
-const CONTROLLER_PORT_ENV = 'MAILSIFT_CONTROLLER_PORT';
-/** Ports the supervisor picked for the proxy's TCP binds configured with port 0, as a JSON list by bind. */
-const PROXY_PORTS_ENV = 'MAILSIFT_PROXY_PORTS';
-
-/** A running worker; a scan worker can also build a new engine for a reload and swap it in (engine-swap.ts). */
-interface Listener extends RunningWorker {
-  prepareSwap?(cfg: LoadedConfig): Promise<{ commit(): void; abort(): void }>;
-}
-
-interface IpcMessage {
-  /**
-   * `retire`: a reload replaced this worker; it drains its connections (CloseOptions) and exits.
-   * `prepare` → `prepared`, then `commit` or `abort`: a reload that keeps the processes swaps
-   * each scan worker's engine, all of them only once every one has built its new engine.
-   */
-  type: 'ready' | 'shutdown' | 'retire' | 'prepare' | 'prepared' | 'commit' | 'abort';
-  role?: WorkerRole;
-  /** Which reload a prepare/commit/abort/prepared belongs to. */
-  seq?: number;
-  /** processShape() of the configuration the supervisor checked: the worker refuses another. */
-  shape?: string;
-  /** `prepared`: why the worker could not. */
-  error?: string;
-}
-
-/** `host:port` with IPv6 hosts bracketed, as in the config's `bind`. */
-export function formatAddress(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-/** `hub`: this process aggregates the statistics (--single); otherwise they go over IPC. */
-async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName: string | undefined, hub?: StatsHub, board?: ScanBoard): Promise<Listener> {
-  // Rspamd names its scan lines' module `task`; the same tag here lets an operator grep them.
-  const svc = await openProcessServices(cfg, log.child('stores'), role, hub, log.child('task'));
-  // After the services: the error sink of the /errors ring is in place.
-  if (role !== 'fuzzy') reportPlugins(set, log.child('plugins'));
-  const engineOptions = { log: log.child('engine'), stores: svc.stores, localModules: set.local };
-  // Maps are read relative to the config dir; saved actions/scores/maps reach this worker by polling.
-  const maps = createMapRegistry({ baseDir: cfg.dir, log: log.child('maps') });
-  let dynamic: DynamicSync | undefined;
-  let swappable: SwappableScanner | undefined;
-  const withServices = (l: Listener): Listener => ({
-    ...l,
-    async close(how) {
-      await l.close(how);
-      dynamic?.stop();
-      // A scan worker's engine may have been swapped: its own maps are the ones in use.
-      if (swappable) swappable.close();
-      else maps.close();
-      await svc.close();
-    },
-  });
-  if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire, svc.stores.scan?.fuzzy));
-  if (role === 'proxy') {
-    const p = cfg.workers.proxy;
-    const plog = log.child('proxy');
-    let selfScan: Handler | undefined;
-    if (needsSelfScan(p)) {
-      // Self-scan: the normal worker's route table over the proxy's own engine.
-      tuneV8ForScanning();
-      await preloadMailauth();
-      const scanner = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
-      dynamic = startDynamicSync({ engine: scanner, kv: svc.stores.kv, log: plog });
-      await dynamic.ready;
-      const d = cfg.workers.normal.dictionaries;
-      selfScan = createNormalHandler({
-        scanner,
-        maxMessage: p.maxMessage,
-        dictionaries: loadDictionaries({ ...(d.input ? { input: d.input } : {}), ...(d.output ? { output: d.output } : {}) }),
-        log: plog,
-        onScan: svc.observeScan,
-        // The proxy's clients may not name local files (its front end refuses them before this).
-        fileInputPeers: [],
-        ...(board ? { board } : {}),
-      });
-    }
-    const handle = await startProxyWorker({
-      config: p,
-      log: plog,
-      ...(selfScan ? { selfScan } : {}),
-      ...(serverName ? { serverName } : {}),
-      onConnection: () => svc.recorder.connection(),
-      // Under node:cluster the supervisor removed stale socket files before any worker bound them.
-      removeStaleSockets: !cluster.isWorker,
-    });
-    handle.addresses.forEach((a, i) => {
-      const b = p.listen[i]!;
-      plog.info(`listening on ${a} (${p.mode})`, { worker: 'proxy', address: a, mode: p.mode, ...(b.kind === 'tcp' ? { host: b.host, port: Number(a.slice(a.lastIndexOf(':') + 1)) } : {}) });
-    });
-    return withServices(handle);
-  }
-  if (role === 'normal') {
-    tuneV8ForScanning();
-    await preloadMailauth();
-    const w = cfg.workers.normal;
-    const wlog = log.child('normal');
-    const engineSet = async (c: LoadedConfig, m: MapRegistry): Promise<EngineSet> => {
-      const engine = await createEngine(c.engine, set.modules, { ...engineOptions, maps: m });
-      const sync = startDynamicSync({ engine, kv: svc.stores.kv, log: wlog });
-      await sync.ready;
-      return { engine, dynamic: sync, maps: m };
-    };
-    const scanner = new SwappableScanner(await engineSet(cfg, maps));
-    swappable = scanner;
-    const handle = await startNormalWorker({
-      host: w.host,
-      port: w.port,
-      scanner,
-      maxMessage: w.maxMessage,
-      dictionaries: {
-        ...(w.dictionaries.input ? { input: w.dictionaries.input.file } : {}),
-        ...(w.dictionaries.output ? { output: w.dictionaries.output.file } : {}),
-      },
-      log: wlog,
-      fileInputPeers: w.fileInputPeers,
-      legacyCompat: w.legacyCompat,
-      transport: { keepAliveTimeoutMs: w.keepaliveTimeout * 1000, crypt: createHttpCrypt(w.crypt, wlog) },
-      ...(serverName ? { serverName } : {}),
-      listen: tlsListenOptions(w.tls, wlog),
-      onScan: svc.observeScan,
-      onConnection: () => svc.recorder.connection(),
-      ...(board ? { board } : {}),
-      balanceConnections: cluster.isWorker,
-    });
-    if (!w.tls?.only) wlog.info(`listening on ${formatAddress(w.host, handle.port)}`, { worker: 'normal', host: w.host, port: handle.port });
-    if (w.tls) wlog.info(`listening with TLS on ${formatAddress(w.tls.host, handle.tlsPort ?? 0)}`, { worker: 'normal', host: w.tls.host, tlsPort: handle.tlsPort });
-    return {
-      ...withServices(handle),
-      async prepareSwap(next) {
-        const m = createMapRegistry({ baseDir: next.dir, log: log.child('maps') });
-        let set: EngineSet;
-        try {
-          set = await engineSet(next, m);
-        } catch (err) {
-          m.close();
-          throw err;
-        }
-        return { commit: () => scanner.replace(set), abort: () => SwappableScanner.discard(set) };
-      },
-    };
-  }
-  const c = cfg.workers.controller;
-  const clog = log.child('controller');
-  const engine = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
-  dynamic = startDynamicSync({ engine, kv: svc.stores.kv, log: clog });
-  await dynamic.ready;
-  const context = { log: clog, config: cfg, engine, stores: svc.stores, stats: { view: svc.view, recorder: svc.recorder }, startedAt: Date.now() };
-  const handle = await startControllerWorker({ host: c.host, port: c.port, log: clog, context, transport: { crypt: createHttpCrypt(c.crypt, clog) }, listen: tlsListenOptions(c.tls, clog), ...(serverName ? { serverName } : {}), ...(board ? { board } : {}) });
-  if (!c.tls?.only) clog.info(`listening on ${formatAddress(c.host, handle.port)}`, { worker: 'controller', host: c.host, port: handle.port });
-  if (c.tls) clog.info(`listening with TLS on ${formatAddress(c.tls.host, handle.tlsPort ?? 0)}`, { worker: 'controller', host: c.tls.host, tlsPort: handle.tlsPort });
-  return withServices(handle);
-}
-
-/** Closes listeners (stop accepting, let in-flight scans finish) within the grace period. */
-async function closeAll(listeners: Listener[], graceMs: number, log: RootLogger, how?: CloseOptions): Promise<boolean> {
-  const closed = Promise.allSettled(listeners.map((l) => l.close(how))).then((results) => {
-    for (const r of results) if (r.status === 'rejected') log.error('error while closing a listener', { err: String(r.reason) });
-  });
-  return (await withDeadline(closed, graceMs, { unref: true })) !== DEADLINE_PASSED;
-}
-
-function graceMs(cfg: LoadedConfig): number {
-  return cfg.workers.normal.taskTimeout * 1000 + SHUTDOWN_EXTRA_MS;
-}
-
-function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
-  let fired = false;
-  const once = (signal: NodeJS.Signals) => {
-    if (fired) return; // a second Ctrl-C while draining is not a reason to drain twice
-    fired = true;
-    handler(signal);
-  };
-  process.on('SIGTERM', once);
-  process.on('SIGINT', once);
-}
-
 /** `node` options for a worker process: the parent's, the role's V8 flags, then the heap cap. */
 function workerExecArgv(maxHeap: number, role: WorkerRole): string[] {
   // Appended: V8 takes the last of repeated flags, so the configuration wins over the parent's.
   const heap = maxHeap > 0 ? [`--max-old-space-size=${Math.floor(maxHeap / (1024 * 1024))}`] : [];
   return [...process.execArgv, ...roleV8Flags(role), ...heap];
-}
-
-/**
- * `--single`: both workers in this process. Resolves once listening. A process cannot replace
- * its own stalled loop, so here the watchdog is a thread that kills the whole process (with a
- * log line naming the scans in flight); a service manager (systemd `Restart=`, a container
- * restart policy) starts it again. `workers.max_heap` cannot apply to a process already running:
- * start node with `--max-old-space-size` instead.
- */
-export async function runSingle(cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName?: string, confDir?: string): Promise<void> {
-  const stats = await startPrimaryStats(cfg, log.child('stats'), () => ({ scanners: 1, alive: 1 }));
-  const boardDir = makeBoardDir(log);
-  const board = boardDir ? ScanBoard.open(boardPath(boardDir, process.pid), log) : undefined;
-  const listeners: Listener[] = [await startRole('normal', cfg, set, log, serverName, stats.hub, board)];
-  if (cfg.workers.controller.enabled) listeners.push(await startRole('controller', cfg, set, log, serverName, stats.hub, board));
-  if (cfg.workers.fuzzy.enabled) listeners.push(await startRole('fuzzy', cfg, set, log, serverName, stats.hub));
-  if (cfg.workers.proxy.enabled) listeners.push(await startRole('proxy', cfg, set, log, serverName, stats.hub, board));
-  const heapLimit = v8.getHeapStatistics().heap_size_limit;
-  // V8's limit adds the young generation to the old-space cap; a tenth more is still "the same cap".
-  if (cfg.workers.maxHeap > 0 && heapLimit > cfg.workers.maxHeap * 1.1) {
-    log.info(`--single: workers.max_heap (${mib(cfg.workers.maxHeap)}) cannot apply to a running process; its heap limit is ${mib(heapLimit)} (start node with --max-old-space-size to cap it)`);
-  }
-  // From here on, as the supervisor does from a worker's readiness: start-up is not judged.
-  if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format }, log);
-  if (confDir) {
-    try {
-      writePidFile(cfg.dataDir);
-    } catch (err) {
-      log.warn(`cannot write the pid file in ${cfg.dataDir}; \`mailsift reload\` will not find this server: ${(err as Error).message}`);
-    }
-  }
-  let reloads = 0;
-  let reloading = false;
-  process.on('SIGHUP', () => {
-    reloadTlsListeners(listeners, log);
-    if (!confDir || reloading) return;
-    reloading = true;
-    const seq = ++reloads;
-    const t0 = Date.now();
-    const report = (ok: boolean, message: string, problems: string[] = []) => {
-      try {
-        writeReloadStatus(cfg.dataDir, { pid: process.pid, seq, at: Date.now(), ok, message, ...(problems.length ? { problems } : {}), ms: Date.now() - t0 });
-      } catch {
-        // The log lines already said it.
-      }
-    };
-    void (async () => {
-      const check = await checkConfig(confDir);
-      if (!check.cfg) {
-        const problems = problemList(check.errors);
-        log.error(`reload refused: the configuration has ${problems.length} problem(s); the running one is kept`, { problems });
-        for (const p of problems) log.error(`reload refused: ${p}`);
-        return report(false, `refused: ${problems.length} problem(s); the running configuration is kept`, problems);
-      }
-      // One process cannot start its replacement beside itself on the same ports: what the scan
-      // engine reads is applied in place; a change to the processes waits for a restart.
-      const scan = listeners[0];
-      if (processShape(check.cfg) !== processShape(cfg) || !scan?.prepareSwap) {
-        const message = 'the configuration is sound but changes the workers themselves (ports, limits, stores, logging); --single applies it on a restart';
-        log.warn(`reload: ${message}`);
-        return report(false, message);
-      }
-      const swap = await scan.prepareSwap(check.cfg);
-      swap.commit();
-      const message = `reloaded: the scan worker took the new configuration in ${Date.now() - t0} ms${listeners.length > 1 ? '; the controller and other workers take it on a restart' : ''}`;
-      log.info(message);
-      report(true, message);
-    })()
-      .catch((err: unknown) => {
-        log.error(`reload failed: ${(err as Error).message}; the running configuration is kept`);
-        report(false, `failed: ${(err as Error).message}`);
-      })
-      .finally(() => {
-        reloading = false;
-      });
-  });
-  onStopSignal((signal) => {
-    log.info('stopping', { signal });
-    if (confDir) removePidFile(cfg.dataDir);
-    void closeAll(listeners, graceMs(cfg), log).then(async (ok) => {
-      if (!ok) log.error('in-flight scans did not finish in time; exiting anyway');
-      await stats.stop().catch((err: unknown) => log.error('could not save statistics', { err: String(err) }));
-      process.exit(ok ? 0 : 1);
-    });
-  });
-}
-
-/** Inside a cluster worker: start the role named by the supervisor, stop when told to. */
-async function runClusterWorker(confDir: string, cfg: LoadedConfig, set: ServerModules, log: RootLogger, serverName?: string): Promise<void> {
-  const role = process.env[ROLE_ENV] as WorkerRole;
-  // The reason a worker dies belongs in the log next to the supervisor's restart line.
-  process.on('uncaughtException', (err) => {
-    log.error(`${role} worker crashed: ${err.message}`, { worker: role, err: String(err.stack ?? err) });
-    process.exit(1);
-  });
-  const boardDir = process.env[BOARD_DIR_ENV];
-  // The fuzzy worker answers UDP datagrams one by one; it has no long requests to name.
-  const board = boardDir && role !== 'fuzzy' ? ScanBoard.open(boardPath(boardDir, process.pid), log) : undefined;
-  // A send on a closed channel would throw; the 'disconnect' handler below stops the worker then.
-  startHeartbeat((m) => process.connected && process.send?.(m), () => board?.inFlight ?? 0);
-  let listener: Listener | undefined;
-  // Registered before start-up: an unhandled SIGHUP would kill a worker still starting.
-  process.on('SIGHUP', () => reloadTlsListeners(listener ? [listener] : [], log));
-  try {
-    listener = await startRole(role, cfg, set, log, serverName, undefined, board);
-  } catch (err) {
-    const listenProblem = listenErrorText(err);
-    // A port taken or not ours is an operator's problem, said in one line; anything else is ours, with its stack.
-    if (listenProblem) log.error(`${role} worker failed to start: ${listenProblem}`, { worker: role });
-    else log.error(`${role} worker failed to start: ${(err as Error).message}`, { worker: role, err: String((err as Error).stack ?? err) });
-    process.exit(EXIT_STARTUP_FAILED);
-  }
-  let stopping = false;
-  const stop = (why: string, how?: CloseOptions) => {
-    if (stopping) return;
-    stopping = true;
-    log.debug('worker stopping', { worker: role, why });
-    void closeAll([listener], graceMs(cfg), log, how).then((ok) => process.exit(ok ? 0 : 1));
-  };
-  let prepared: { seq: number; commit(): void; abort(): void } | undefined;
-  const prepare = async (seq: number, shape: string): Promise<void> => {
-    try {
-      if (!listener?.prepareSwap) throw new Error(`a ${role} worker cannot swap its engine`);
-      // As the worker would load it on a start; the supervisor has checked the same directory.
-      // Plugin code is loaded once per process: a reload re-reads their settings, a restart their code.
-      const next = await loadConfig(confDir, { modules: set.modules, runtime: false });
-      if (processShape(next) !== shape) throw new Error('the configuration changed while it was being applied');
-      const swap = await listener.prepareSwap(next);
-      prepared?.abort();
-      prepared = { seq, ...swap };
-      process.send?.({ type: 'prepared', seq } satisfies IpcMessage);
-    } catch (err) {
-      process.send?.({ type: 'prepared', seq, error: (err as Error).message } satisfies IpcMessage);
-    }
-  };
-  process.on('message', (m: IpcMessage) => {
-    if (m?.type === 'shutdown') stop('supervisor asked');
-    else if (m?.type === 'retire') stop('replaced by a reload', { drain: true });
-    else if (m?.type === 'prepare' && m.seq !== undefined && m.shape !== undefined) void prepare(m.seq, m.shape);
-    else if ((m?.type === 'commit' || m?.type === 'abort') && prepared && prepared.seq === m.seq) {
-      const p = prepared;
-      prepared = undefined;
-      if (m.type === 'abort') return p.abort();
-      p.commit();
-      log.info('configuration applied: the new engine scans from now on', { worker: role });
-      // Certificate files may have been renewed under the same paths.
-      if (listener) reloadTlsListeners([listener], log);
-    }
-  });
-  // The supervisor coordinates Ctrl-C for the whole process group; SIGTERM aimed at one
-  // worker stops just that worker (and the supervisor replaces it).
-  process.on('SIGINT', () => undefined);
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('disconnect', () => stop('supervisor gone'));
-  process.send?.({ type: 'ready', role } satisfies IpcMessage);
 }
 
 interface Slot {
@@ -488,7 +135,7 @@ interface PortPlan {
   key: string;
 }
 
-async function planPorts(cfg: LoadedConfig, previous?: PortPlan): Promise<PortPlan> {
+async function planPorts(cfg: PrimaryConfig, previous?: PortPlan): Promise<PortPlan> {
   const c = cfg.workers.controller;
   const proxy = cfg.workers.proxy;
   const key = JSON.stringify({ c: c.enabled ? [c.host, c.port] : null, p: proxy.enabled ? proxy.listen : null });
@@ -510,7 +157,7 @@ async function planPorts(cfg: LoadedConfig, previous?: PortPlan): Promise<PortPl
 }
 
 /** The worker slots one configuration asks for. */
-function slotsFor(cfg: LoadedConfig, count: number, ports: PortPlan): Slot[] {
+function slotsFor(cfg: PrimaryConfig, count: number, ports: PortPlan): Slot[] {
   const slot = (role: WorkerRole): Slot => ({
     role,
     startedAt: 0,
@@ -528,7 +175,7 @@ function slotsFor(cfg: LoadedConfig, count: number, ports: PortPlan): Slot[] {
 }
 
 /** What changed that a reload cannot apply, in words (the supervisor keeps these until a restart). */
-function needsRestart(from: LoadedConfig, to: LoadedConfig): string[] {
+function needsRestart(from: PrimaryConfig, to: PrimaryConfig): string[] {
   const out: string[] = [];
   if (from.dataDir !== to.dataDir) out.push('data_dir');
   if (JSON.stringify(from.stores) !== JSON.stringify(to.stores)) out.push('stores (the statistics the supervisor keeps)');
@@ -536,15 +183,11 @@ function needsRestart(from: LoadedConfig, to: LoadedConfig): string[] {
   return out;
 }
 
-/** The problems of a refused configuration, one per entry. */
-function problemList(errors: string): string[] {
-  return errors.split('\n').map((l) => l.trim()).filter((l) => l !== '');
-}
-
 /** The cluster primary: forks, watches and replaces workers, and replaces them all on a reload. */
-async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogger, countOverride: number | undefined): Promise<void> {
-  /** The configuration the current workers run. */
-  let cfg = initial;
+async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger, countOverride: number | undefined): Promise<void> {
+  /** The configuration the current workers run, and its processShape(). */
+  let cfg = initial.cfg;
+  let shape = initial.shape;
   tuneV8ForSupervising();
   let count = countOverride ?? cfg.workers.normal.count;
   let ports = await planPorts(cfg);
@@ -573,7 +216,7 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
   // stderr comes through us: V8's out-of-heap report is how a restart learns its reason.
   /** The heap cap of the workers forked next (a reload sets the new configuration's before forking). */
   let forkMaxHeap = cfg.workers.maxHeap;
-  const setupPrimary = (c: LoadedConfig) => {
+  const setupPrimary = (c: PrimaryConfig) => {
     forkMaxHeap = c.workers.maxHeap;
     cluster.setupPrimary({ stdio: ['inherit', 'inherit', 'pipe', 'ipc'] });
   };
@@ -799,9 +442,9 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     reloads++;
     const t0 = Date.now();
     slog.info('reloading the configuration', { confDir });
-    const check = await checkConfig(confDir);
+    const check = await checkPrimaryConfig(confDir);
     if (stopping) return;
-    if (!check.cfg) {
+    if (!check.part) {
       const problems = problemList(check.errors);
       slog.error(`reload refused: the configuration has ${problems.length} problem(s); the workers keep the running one`, { problems });
       for (const p of problems) slog.error(`reload refused: ${p}`);
@@ -810,7 +453,7 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
       report({ ok: false, message: `refused: ${problems.length} problem(s); the running configuration is kept`, problems, ms: Date.now() - t0 });
       return;
     }
-    const next = check.cfg;
+    const { cfg: next, shape: nextShape } = check.part;
     slog.info(`reload: the configuration is sound (checked in ${Date.now() - t0} ms)`);
     const nextCount = countOverride ?? next.workers.normal.count;
     const nextPorts = await planPorts(next, ports);
@@ -818,12 +461,13 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     const normals = slots.filter((s) => s.role === 'normal');
     // Same processes (ports, counts, limits, stores, logs): the scan workers swap their engines in
     // place, in well under a second; the other workers are replaced.
-    const inPlace = nextCount === count && processShape(next) === processShape(cfg) && normals.every((s) => s.worker && s.ready);
+    const inPlace = nextCount === count && nextShape === shape && normals.every((s) => s.worker && s.ready);
     if (inPlace) {
-      const failure = await swapEngines(normals, next);
+      const failure = await swapEngines(normals, nextShape);
       if (failure === undefined) {
         const ms = Date.now() - t0;
         cfg = next;
+        shape = nextShape;
         ports = nextPorts;
         const others = slots.filter((s) => s.role !== 'normal');
         slog.info(`reloaded: ${normals.length} scan worker(s) took the new configuration in place in ${ms} ms${others.length ? `; replacing the ${others.map((s) => s.role).join(', ')} worker(s)` : ''}`, { workers: normals.length, ms, inPlace: true });
@@ -853,6 +497,7 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
     }
     const held = needsRestart(cfg, next);
     cfg = next;
+    shape = nextShape;
     count = nextCount;
     ports = nextPorts;
     watchdogMs = cfg.workers.watchdogTimeout * 1000;
@@ -866,9 +511,8 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
    * Every scan worker builds an engine on `next` beside its running one; only when all have,
    * they all swap (within milliseconds of each other). One that cannot makes them all keep theirs.
    */
-  const swapEngines = async (workers: Slot[], next: LoadedConfig): Promise<string | undefined> => {
+  const swapEngines = async (workers: Slot[], nextShape: string): Promise<string | undefined> => {
     const seq = ++swapSeq;
-    const shape = processShape(next);
     const answers = await Promise.all(
       workers.map(
         (s) =>
@@ -881,7 +525,7 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
             };
             s.prepareWaiter = done;
             if (!s.worker?.isConnected()) return done('worker not running');
-            s.worker.send({ type: 'prepare', seq, shape } satisfies IpcMessage);
+            s.worker.send({ type: 'prepare', seq, shape: nextShape } satisfies IpcMessage);
           }),
       ),
     );
@@ -951,49 +595,19 @@ async function runPrimary(confDir: string, initial: LoadedConfig, log: RootLogge
   for (const s of slots) fork(s);
 }
 
+
 /**
  * `mailsift serve`. Loads the configuration (throws ConfigError on any problem, before any
  * listener opens), then runs the workers. Resolves once this process is set up.
  */
 export async function serve(opts: ServeOptions): Promise<void> {
-  // The supervisor (or the --single process) checks every file, the stores' paths and the
-  // controller plugin files before any listener opens; a cluster worker reads the files again
-  // (a restarted one may find them edited) but leaves the rest to the supervisor's check.
-  // Users' plugins first: their module files (local.d/<plugin>.yaml) are checked with the rest.
-  // A plugin that does not load is reported by each worker and left out, never a start-up failure.
-  const set = await loadServerModules(opts.confDir);
-  const cfg = await loadConfig(opts.confDir, { modules: set.modules, runtime: !cluster.isWorker });
-  const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format });
+  if (cluster.isWorker || opts.single) {
+    const { serveInProcess } = await import('./in-process.js');
+    return serveInProcess(opts);
+  }
+  const part = await loadPrimaryConfig(opts.confDir);
+  const log = createLogger({ level: part.cfg.logging.level, format: part.cfg.logging.format });
   // stdout is the log stream: a library's console output must arrive as a record, not raw text.
   routeConsoleToLog(log.child('console'));
-  if (cluster.isWorker) {
-    const port = process.env[CONTROLLER_PORT_ENV];
-    if (port) cfg.workers.controller.port = Number(port);
-    const proxyPorts = process.env[PROXY_PORTS_ENV];
-    if (proxyPorts) {
-      const ports = JSON.parse(proxyPorts) as number[];
-      cfg.workers.proxy.listen.forEach((b, i) => {
-        if (b.kind === 'tcp' && ports[i]) b.port = ports[i];
-      });
-    }
-    return runClusterWorker(opts.confDir, cfg, set, log, opts.serverName);
-  }
-  if (opts.single) return runSingle(cfg, set, log, opts.serverName, opts.confDir);
-  return runPrimary(opts.confDir, cfg, log, opts.workers);
-}
-
-/** Bind failures an operator fixes (port in use, privileged port, address not on this host), as one sentence. */
-function listenErrorText(err: unknown): string | undefined {
-  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
-  const where = e.address !== undefined ? `${e.address}${e.port !== undefined ? `:${e.port}` : ''}` : 'its address';
-  switch (e.code) {
-    case 'EADDRINUSE':
-      return `cannot listen on ${where}: the address is already in use (another mailsift or Rspamd running?)`;
-    case 'EACCES':
-      return `cannot listen on ${where}: permission denied (a port below 1024 needs root or CAP_NET_BIND_SERVICE)`;
-    case 'EADDRNOTAVAIL':
-      return `cannot listen on ${where}: that address is not on this host`;
-    default:
-      return undefined;
-  }
+  return runPrimary(opts.confDir, part, log, opts.workers);
 }

@@ -2,7 +2,7 @@
 // worker appends to, so all workers' scans appear in one list, newest first.
 
 import type { CoreContext } from './core-context.js';
-import { controllerError, jsonReply, renderJson, successReply } from './json.js';
+import { controllerError, renderJson, successReply } from './json.js';
 import { withStore } from './store-outage.js';
 import type { ControllerRoute } from './types.js';
 
