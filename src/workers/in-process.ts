@@ -8,7 +8,6 @@ import v8 from 'node:v8';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { DEADLINE_PASSED, withDeadline } from '../core/deadline.js';
 import { createEngine } from '../engine/index.js';
-import { startFuzzyWorker } from '../fuzzy-storage/worker.js';
 import { createHttpCrypt } from '../http/crypt/index.js';
 import type { CloseOptions } from '../http/server.js';
 import type { Handler } from '../http/types.js';
@@ -18,9 +17,7 @@ import { preloadMailauth } from '../module-helpers/mailauth-libs.js';
 import { routeConsoleToLog } from '../observability/console-capture.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
 import type { StatsHub } from '../observability/stats-hub.js';
-import { needsSelfScan } from '../proxy/relay/proxy-relay.js';
 import { checkConfig } from './config-check.js';
-import { startControllerWorker } from './controller.js';
 import { startDynamicSync, type DynamicSync } from './dynamic-config.js';
 import { SwappableScanner, type EngineSet } from './engine-swap.js';
 import { reloadTlsListeners, tlsListenOptions, type RunningWorker } from './listen.js';
@@ -40,7 +37,6 @@ import {
   type ServeOptions,
   type WorkerRole,
 } from './process-common.js';
-import { startProxyWorker } from './proxy.js';
 import { removePidFile, writePidFile, writeReloadStatus } from './run-files.js';
 import { boardPath, makeBoardDir, ScanBoard } from './scan-board.js';
 import { loadServerModules, reportPlugins, type ServerModules } from './server-modules.js';
@@ -76,8 +72,15 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
       await svc.close();
     },
   });
-  if (role === 'fuzzy') return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire, svc.stores.scan?.fuzzy));
+  // Each role's own code is loaded by the process that runs it: a scan worker does not carry the
+  // controller's, the proxy's or the fuzzy storage's.
+  if (role === 'fuzzy') {
+    const { startFuzzyWorker } = await import('../fuzzy-storage/worker.js');
+    return withServices(await startFuzzyWorker(cfg.workers.fuzzy, svc.stores.fuzzy, log.child('fuzzy'), cfg.stores.fuzzy.expire, svc.stores.scan?.fuzzy));
+  }
   if (role === 'proxy') {
+    const { needsSelfScan } = await import('../proxy/relay/proxy-relay.js');
+    const { startProxyWorker } = await import('./proxy.js');
     const p = cfg.workers.proxy;
     const plog = log.child('proxy');
     let selfScan: Handler | undefined;
@@ -167,6 +170,7 @@ async function startRole(role: WorkerRole, cfg: LoadedConfig, set: ServerModules
   }
   const c = cfg.workers.controller;
   const clog = log.child('controller');
+  const { startControllerWorker } = await import('./controller.js');
   const engine = await createEngine(cfg.engine, set.modules, { ...engineOptions, maps });
   dynamic = startDynamicSync({ engine, kv: svc.stores.kv, log: clog });
   await dynamic.ready;
