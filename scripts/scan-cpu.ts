@@ -10,6 +10,10 @@
 //   node <build>/scripts/scan-cpu.js dump /tmp/verdicts.json       action + symbols (2 dp) per message
 //   node <build>/scripts/scan-cpu.js cpu [--rounds 5] [--concurrency 8] [--limit n] [--prof f.cpuprofile]
 //     (--prof: the measured rounds only; summarise with scripts/cpu-profile-summary.mjs; SEND_CPU=1: CPU inside UDP sends)
+//   node <build>/scripts/scan-cpu.js cpu --rounds 1 --alloc f.heapprofile
+//     (every allocation sampled over the measured rounds, the young garbage included; summarise with
+//     scripts/alloc-profile-summary.mjs: the bytes each function allocates, which is what the
+//     young-generation collections cost)
 //   node <build>/scripts/scan-cpu.js ab <other build> [--rounds 10] [--limit 600]
 //   --log json|text (any mode): each scan also writes its log line through the build's own
 //     logger to stdout, as a worker does (the report then goes to stderr); point stdout at a
@@ -182,21 +186,31 @@ async function main(): Promise<void> {
     await a.pass(); // warm-up: JIT, lazy setup
     const rounds = arg('--rounds', 5);
     const profAt = process.argv.indexOf('--prof');
-    const session = profAt > 0 ? new Session() : undefined;
-    if (session) {
-      session.connect();
+    const allocAt = process.argv.indexOf('--alloc');
+    const session = profAt > 0 || allocAt > 0 ? new Session() : undefined;
+    if (session) session.connect();
+    if (session && profAt > 0) {
       await session.post('Profiler.enable');
       await session.post('Profiler.setSamplingInterval', { interval: 250 });
       await session.post('Profiler.start');
+    }
+    if (session && allocAt > 0) {
+      // One sample per 16 KiB allocated on average; objects a collection freed stay in the profile.
+      await session.post('HeapProfiler.enable');
+      await session.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
     }
     const per: number[] = [];
     for (let r = 0; r < rounds; r++) {
       per.push(await cpuOf(a, messages.length));
       say(`round ${r + 1}: ${per.at(-1)!.toFixed(3)} ms CPU/msg`);
     }
-    if (session) {
+    if (session && profAt > 0) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(process.argv[profAt + 1]!, JSON.stringify(profile));
+    }
+    if (session && allocAt > 0) {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      writeFileSync(process.argv[allocAt + 1]!, JSON.stringify(profile));
     }
     say(`median ${median(per).toFixed(3)} ms CPU/msg over ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
   } finally {

@@ -6,9 +6,13 @@ import assert from 'node:assert/strict';
 import iconv from 'iconv-lite';
 import { createEngine } from '../../src/engine/index.js';
 import { chartableModule } from '../../src/modules/chartable/index.js';
-import { wordBadness } from '../../src/modules/chartable/badness.js';
+import { wordBadness, wordBadnessByCodePoint } from '../../src/modules/chartable/badness.js';
+import { wordsOf } from '../../src/modules/chartable/check.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseMessage } from '../../src/message/parse-message.js';
 import type { ScanResult } from '../../src/plugin-api/index.js';
-import { engineConfig, fixtureMessage, meta, symbol, testMessage } from './helpers.js';
+import { engineConfig, FIXTURES, fixtureMessage, meta, symbol, testMessage } from './helpers.js';
+import { join } from 'node:path';
 
 async function scan(msg: Buffer, config: Record<string, unknown> = {}): Promise<ScanResult> {
   const e = await createEngine(engineConfig({ chartable: config }), [chartableModule]);
@@ -89,4 +93,57 @@ test('R_MIXED_CHARSET_URL: a link host with a look-alike letter; genuine IDN and
   }
   // The threshold is configurable.
   assert.equal(symbol(await scan(mail('Sign in at http://www.p\u0430ypal.com/login now.', { charset: 'utf-8' }), { threshold: 1.5 }), 'R_MIXED_CHARSET_URL'), undefined);
+});
+
+/** wordsOf as it was written first: split on `\s`, drop links, match the words (the index-by-index reader must give the same). */
+function wordsBySplitting(text: string): string[] {
+  const out: string[] = [];
+  for (const chunk of text.slice(0, 256 * 1024).split(/\s+/)) {
+    if (chunk === '' || /[@/]|^www\.|\.[a-z]{2,}$/i.test(chunk)) continue;
+    for (const w of chunk.match(/[\p{L}\p{M}\p{N}]+/gu) ?? []) {
+      out.push(w);
+      if (out.length >= 20_000) return out;
+    }
+  }
+  return out;
+}
+
+/** A deterministic generator, so a failure names its input again on the next run. */
+function lcg(seed: number): () => number {
+  let s = seed;
+  return () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
+}
+
+test('the words of a text, read index by index, are those of splitting and matching', () => {
+  const pieces = ['word', 'V1agra', 'C1AL1S', 'a.b', 'www.example', 'mail@example.org', 'http://x.test/p', 'don\'t', '--', '3.5%', 'caf\u00e9', 'p\u0430ypal', '\u4e2d\u6587', 'x\u0301y', ' ', '\t', '\r\n', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u2028', '\u0085', '\u200b', '', 'end.com', 'Q&A', '\ud83d\ude00', 'e\u0300'];
+  const rnd = lcg(7);
+  for (let n = 0; n < 2000; n++) {
+    let text = '';
+    const len = Math.floor(rnd() * 30);
+    for (let k = 0; k < len; k++) text += pieces[Math.floor(rnd() * pieces.length)];
+    assert.deepEqual(wordsOf(text), wordsBySplitting(text), JSON.stringify(text));
+  }
+  // Real text: every text part of the edge-case messages.
+  const dir = join(FIXTURES, 'rspamd-test-messages');
+  let parts = 0;
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.eml')).slice(0, 200)) {
+    for (const part of parseMessage(readFileSync(join(dir, f))).textParts) {
+      parts++;
+      assert.deepEqual(wordsOf(part.text), wordsBySplitting(part.text), f);
+    }
+  }
+  assert.ok(parts > 20, `only ${parts} text parts read`);
+});
+
+test('word badness: the ASCII reading gives what the code-point reading gives', () => {
+  const alphabet = 'aAfFgGzZ09 5-._';
+  const rnd = lcg(11);
+  for (let n = 0; n < 5000; n++) {
+    let w = '';
+    const len = 1 + Math.floor(rnd() * 12);
+    for (let k = 0; k < len; k++) w += alphabet[Math.floor(rnd() * alphabet.length)];
+    for (const o of [{ isUrl: false, lenientDiacritics: false, maxWordLen: 10 }, { isUrl: true, lenientDiacritics: true, maxWordLen: 10 }]) {
+      assert.equal(wordBadness(w, o), wordBadnessByCodePoint(w, o), JSON.stringify(w));
+    }
+  }
 });
