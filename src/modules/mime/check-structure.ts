@@ -57,13 +57,32 @@ export function checkAnomalies(task: Task): void {
   if (lim.length) task.insert('MIME_LIMITS_EXCEEDED', lim.every((a) => SIZE_LIMITS.has(a)) ? SIZE_CAP_WEIGHT : 1, lim);
 }
 
+/** A `filename` parameter in a Content-Disposition value (RFC 2231 `filename*` included). */
+const CD_FILENAME = /(?:^|;)\s*filename\*?\s*=/i;
+
+/**
+ * Rspamd's `part:is_attachment()`, which CTYPE_MIXED_BOGUS asks: a part whose disposition is
+ * `attachment`, or that is named (a Content-Disposition filename, or with no Content-Disposition
+ * header a Content-Type name) and is neither an image nor referenced by a Content-ID. Narrower
+ * than the parser's isAttachment in one way and wider in another: an inline text part with a
+ * filename (a patch pasted as an inline attachment) is an attachment here, not body text.
+ */
+function luaIsAttachment(p: MimePart): boolean {
+  if (p.disposition === 'attachment') return true;
+  const cd = p.headers.first('content-disposition')?.value;
+  // Without the header, Rspamd makes a Content-Type name an attachment disposition.
+  if (cd === undefined) return p.filename !== undefined;
+  if (!CD_FILENAME.test(cd)) return false;
+  return !p.contentType.type.startsWith('image/') && !p.headers.has('content-id');
+}
+
 export function checkMixedBogus(task: Task): void {
   const root = task.message.root;
   if (!task.message.headers.has('content-type') || root.contentType.type !== 'multipart/mixed') return;
   let textParts = 0;
   for (const p of task.message.parts) {
     const major = p.contentType.type.split('/')[0];
-    if (major === 'text' && !p.isAttachment) {
+    if (major === 'text' && !luaIsAttachment(p)) {
       if (++textParts > 2) return;
     } else if (major !== 'multipart') {
       return;
