@@ -78,6 +78,33 @@ test('REPLYTO_AT_FREEMAIL: a Reply-To at a free-mail service, also one added by 
   assert.deepEqual(own(await scan(own1, meta(), { freemail_domains: ['Example.com'] })), ['REPLYTO_AT_FREEMAIL']);
 });
 
+test('REPLYTO_AT_FREEMAIL: a list server on a free-mail provider\'s subdomain is no mailbox (MSN Groups post)', async () => {
+  // An MSN Groups post as the list delivered it (hard-ham-1/00176 of the development split): the
+  // member writes from Hotmail, the list puts its own address at groups.msn.com in Reply-To.
+  const post = Buffer.from([
+    'Received: from groups.msn.com (tk2dcpuba04.msn.com [65.54.195.216]) by mx.example.org (8.11.6/8.11.6) with ESMTP id g7CFjgb22724; Mon, 12 Aug 2002 16:45:43 +0100',
+    'Received: from mail pickup service by groups.msn.com with Microsoft SMTPSVC; Mon, 12 Aug 2002 08:44:52 -0700',
+    'Message-Id: <OneIncomeLiving-1412@groups.msn.com>',
+    'X-Loop: notifications@groups.msn.com',
+    'Reply-To: "One Income Living" <OneIncomeLiving@groups.msn.com>',
+    'From: "joyful" <abcusa88@hotmail.com>',
+    'To: "One Income Living" <OneIncomeLiving@groups.msn.com>',
+    'Subject: Re: Hi! I\'m new here.',
+    'Date: Mon, 12 Aug 2002 08:44:52 -0700',
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=iso-8859-1',
+    '',
+    'Welcome to the group! We cook from scratch and save a lot that way.',
+    '',
+  ].join('\r\n'));
+  assert.deepEqual(own(await scan(post)), []);
+  // The provider's own mailbox domain still counts, whatever its case.
+  const direct = Buffer.from(post.toString('latin1').replace('<OneIncomeLiving@groups.msn.com>\r\nFrom', '<OneIncomeLiving@MSN.com>\r\nFrom'), 'latin1');
+  const r = await scan(direct);
+  assert.deepEqual(own(r), ['REPLYTO_AT_FREEMAIL']);
+  assert.deepEqual(symbol(r, 'REPLYTO_AT_FREEMAIL')?.options, ['msn.com']);
+});
+
 test('text rules: consent claim, opt-out, toll-free number, remove list, disclaimer, earnings', async () => {
   const body = [
     'You are receiving this because you signed up to receive offers from our partners.',

@@ -98,24 +98,24 @@ test('nesting beyond the parser depth limit is MIME_LIMITS_EXCEEDED, and broken 
   assert.ok(!names(bad).has('MIME_LIMITS_EXCEEDED'));
 });
 
-test('MIME_LIMITS_EXCEEDED counts a quarter when the URL cap is the only limit reached', async () => {
+test('MIME_LIMITS_EXCEEDED counts a tenth when the URL cap is the only limit reached', async () => {
   const { MAX_URLS } = await import('../../src/message/limits.js');
   const links = Array.from({ length: MAX_URLS + 5 }, (_, i) => `http://host${i}.example.com/page`).join('\r\n');
   const msg = Buffer.from(`From: a@example.com\r\nTo: b@example.org\r\nSubject: link digest\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\n${links}\r\n`);
   const r = await (await scanner()).scan(msg, meta());
   const hit = symbol(r, 'MIME_LIMITS_EXCEEDED');
   assert.deepEqual(hit?.options, ['too_many_urls']);
-  assert.equal(hit?.score, 0.25);
+  assert.equal(hit?.score, 0.1);
 });
 
-test('the message caps added for issue 17 are MIME_LIMITS_EXCEEDED options; size caps alone count a quarter', async () => {
+test('the message caps added for issue 17 are MIME_LIMITS_EXCEEDED options; size caps alone count a tenth', async () => {
   const { MAX_HTML_BYTES, MAX_RECEIVED_CHARS, MAX_HEADER_ADDRESSES } = await import('../../src/message/limits.js');
   const head = 'From: a@example.com\r\nSubject: caps\r\nMIME-Version: 1.0\r\n';
   const html = Buffer.from(`${head}To: b@example.org\r\nContent-Type: text/html\r\n\r\n<p>${'x '.repeat(MAX_HTML_BYTES)}</p>\r\n`);
   const r1 = await (await scanner()).scan(html, meta());
   // Its rendered text is also longer than the URL scan reads: both are size caps.
   assert.deepEqual(new Set(symbol(r1, 'MIME_LIMITS_EXCEEDED')?.options), new Set(['html_too_long', 'url_scan_truncated']));
-  assert.equal(symbol(r1, 'MIME_LIMITS_EXCEEDED')?.score, 0.25);
+  assert.equal(symbol(r1, 'MIME_LIMITS_EXCEEDED')?.score, 0.1);
   const to = Array.from({ length: MAX_HEADER_ADDRESSES + 1 }, (_, i) => `u${i}@example.org`).join(', ');
   const longHop = `Received: from a.example (${'c'.repeat(MAX_RECEIVED_CHARS)}) by b.example; Thu, 1 Jan 2026 00:00:00 +0000\r\n`;
   const r2 = await (await scanner()).scan(Buffer.from(`${longHop}${head}To: ${to}\r\nContent-Type: text/plain\r\n\r\nhi\r\n`), meta());

@@ -238,3 +238,41 @@ test('a display name that is the address itself is FROM_DN_EQ_ADDR / TO_DN_EQ_AD
   assert.ok(!names(b).has('FROM_DN_EQ_ADDR'));
   assert.ok(names(b).has('TO_DN_NONE'));
 });
+
+test('CTYPE_MIXED_BOGUS: multipart/mixed with only body text; a patch attached inline with a file name is an attachment, as in Rspamd', async () => {
+  const s = await scanner();
+  // As Mozilla 1.x sends a patch "attached inline" (easy-ham-1/01045 of the development split):
+  // the body, then the patch as text/plain with Content-Disposition: inline and a file name.
+  const patch = message(
+    [
+      'This is a multi-part message in MIME format.',
+      '--------------090303060407010605030507',
+      'Content-Type: text/plain; charset=us-ascii; format=flowed',
+      'Content-Transfer-Encoding: 7bit',
+      '',
+      'Here is a spec patch that adds --without kernsrc, to remove the build',
+      'dependency on kernel-source.',
+      '--------------090303060407010605030507',
+      'Content-Type: text/plain;',
+      ' name="alsa-driver.spec.patch"',
+      'Content-Transfer-Encoding: 7bit',
+      'Content-Disposition: inline;',
+      ' filename="alsa-driver.spec.patch"',
+      '',
+      '--- alsa-driver.spec.orig\t2002-10-03 10:12:01.000000000 +0200',
+      '+++ alsa-driver.spec\t2002-10-03 10:20:44.000000000 +0200',
+      '@@ -1,3 +1,4 @@',
+      '+%{?_without_kernsrc:%define kernsrc 0}',
+      '--------------090303060407010605030507--',
+    ],
+    ['User-Agent: Mozilla/5.0 (X11; U; Linux i686; en-US; rv:1.0.1) Gecko/20020826', 'Content-Type: multipart/mixed; boundary="------------090303060407010605030507"'],
+  );
+  assert.ok(!names(await s.scan(patch, meta())).has('CTYPE_MIXED_BOGUS'));
+  // The same two parts without the file name are two body texts: nothing but text in a mixed
+  // container, which is what the rule is about.
+  const unnamed = Buffer.from(
+    patch.toString('latin1').replace(';\r\n name="alsa-driver.spec.patch"', '').replace('inline;\r\n filename="alsa-driver.spec.patch"', 'inline'),
+    'latin1',
+  );
+  assert.equal(symbol(await s.scan(unnamed, meta()), 'CTYPE_MIXED_BOGUS')?.score, 1);
+});

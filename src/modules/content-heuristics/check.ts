@@ -1,6 +1,5 @@
 // The content heuristics: header and body signs of bulk unsolicited mail that Rspamd has no rule
 // for. Every check reads only parsed message facts (no network, no stores).
-import { getDomain } from 'tldts';
 import type { Task } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../../module-helpers/local-address.js';
 import type { ContentHeuristicsConfig } from './config.js';
@@ -100,15 +99,16 @@ export function makeDateAfterReceived(cfg: ContentHeuristicsConfig): (task: Task
 
 /**
  * Mail clients of free-mail users reply to From and seldom write a Reply-To; bulk senders set one
- * to collect answers in a throw-away free mailbox whatever From says.
+ * to collect answers in a throw-away free mailbox whatever From says. The domain is matched
+ * exactly, as Rspamd's FREEMAIL_REPLYTO looks up the address's domain: a provider's other
+ * services live on subdomains (groups.msn.com, the MSN Groups list server, puts the list address
+ * in Reply-To), and nobody opens a mailbox there.
  */
 export function makeReplytoFreemail(cfg: ContentHeuristicsConfig): (task: Task) => void {
   const free = new Set([...FREEMAIL_DOMAINS, ...cfg.freemail_domains.map((d) => d.toLowerCase())]);
   return (task) => {
-    const rt = task.message.replyTo[0]?.domain;
-    if (!rt) return;
-    const rtDom = getDomain(rt) ?? rt;
-    if (free.has(rtDom)) task.insert('REPLYTO_AT_FREEMAIL', 1, rtDom);
+    const rt = task.message.replyTo[0]?.domain?.toLowerCase();
+    if (rt && free.has(rt)) task.insert('REPLYTO_AT_FREEMAIL', 1, rt);
   };
 }
 

@@ -66,7 +66,9 @@ export function checkShortLinkImg(task: Task): void {
     const len = p.text.length;
     const band = SHORT_BANDS.find(([, lo, hi]) => len >= lo && len < hi);
     if (!band) continue;
-    const hit = (p.html!.imageTags ?? []).some((i) => i.linked && (!i.embedded || i.width + i.height >= LINKED_IMAGE_DIM));
+    // Rspamd 3.4 counts only embedded pictures (cid:, data:) of a known size: a remote image in a
+    // link is what every HTML newsletter has (its logo), and one of unknown size may be a spacer.
+    const hit = (p.html!.imageTags ?? []).some((i) => i.linked && i.embedded && i.width + i.height >= LINKED_IMAGE_DIM);
     if (hit) {
       task.insert(band[0], 1);
       return;
