@@ -3,27 +3,23 @@
 // supervisor keeps, and exits, taking that code and its memory with it.
 
 import { isConfigError } from '../config/errors.js';
-import { loadConfig, type LoadedConfig } from '../config/load.js';
+import { loadConfig } from '../config/load.js';
 import { checkConfig } from './config-check.js';
 import { loadServerModules } from './server-modules.js';
-import { processShape, type PrimaryConfig } from './process-common.js';
+import { primaryPartOf } from './process-common.js';
 import { CONFIG_REQUEST_ENV, type ConfigReply, type ConfigRequest } from './config-process.js';
-
-function primaryPart(cfg: LoadedConfig): { cfg: PrimaryConfig; shape: string } {
-  return { cfg: { workers: cfg.workers, stores: cfg.stores, dataDir: cfg.dataDir, logging: cfg.logging }, shape: processShape(cfg) };
-}
 
 async function answer(req: ConfigRequest): Promise<ConfigReply> {
   if (req.purpose === 'check') {
     const check = await checkConfig(req.dir);
-    return { kind: 'check', errors: check.errors, notes: check.notes, ...(check.cfg ? primaryPart(check.cfg) : {}) };
+    return { kind: 'check', errors: check.errors, notes: check.notes, ...(check.cfg ? primaryPartOf(check.cfg) : {}) };
   }
   try {
     // As `serve` has always loaded it before a listener opens: every file, the stores' paths, the
     // users' plugins (one that does not load is left out by each worker, not a start-up failure).
     const set = await loadServerModules(req.dir);
     const cfg = await loadConfig(req.dir, { modules: set.modules, runtime: true });
-    return { kind: 'loaded', ...primaryPart(cfg) };
+    return { kind: 'loaded', ...primaryPartOf(cfg) };
   } catch (err) {
     if (isConfigError(err)) return { kind: 'invalid', issues: [...err.issues] };
     return { kind: 'failed', message: (err as Error)?.message ?? String(err) };

@@ -3,12 +3,14 @@
 // code stayed for the life of the process (about 25 MiB of V8 heap, a third of its memory)
 // though the supervisor only forks and watches. In a worker thread the heap went with the
 // thread, but glibc kept the thread's malloc arena (12 MiB more than a child process leaves).
+// A reload asks the controller first (supervisor.ts): its modules are loaded, where this process
+// takes a second or more to load them before it can check anything.
 
 import { fork } from 'node:child_process';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, type ConfigIssue } from '../config/errors.js';
-import type { PrimaryConfig } from './process-common.js';
+import type { ConfigCheckReply, PrimaryPart } from './process-common.js';
 
 /** The child's module: compiled beside this one, or the TypeScript source when run through tsx (the tests). */
 const CHILD_MAIN = new URL(`./config-process-main${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
@@ -20,12 +22,6 @@ export interface ConfigRequest {
   dir: string;
   /** `load`: as `serve` loads before it starts; `check`: as `configtest` and a reload check. */
   purpose: 'load' | 'check';
-}
-
-/** The supervisor's part of a configuration, with its processShape() as the child computed it. */
-export interface PrimaryPart {
-  cfg: PrimaryConfig;
-  shape: string;
 }
 
 export type ConfigReply =
@@ -67,7 +63,7 @@ export async function loadPrimaryConfig(dir: string): Promise<PrimaryPart> {
 }
 
 /** The configuration directory checked as `configtest` checks it; `part` only when it has no problems. */
-export async function checkPrimaryConfig(dir: string): Promise<{ part?: PrimaryPart; errors: string; notes: string[] }> {
+export async function checkPrimaryConfig(dir: string): Promise<ConfigCheckReply> {
   const r = await ask({ dir, purpose: 'check' });
   if (r.kind !== 'check') return { errors: r.kind === 'failed' ? r.message : 'unexpected answer of the configuration check', notes: [] };
   return { errors: r.errors, notes: r.notes, ...(r.cfg && r.shape !== undefined ? { part: { cfg: r.cfg, shape: r.shape } } : {}) };

@@ -30,9 +30,12 @@ import {
   graceMs,
   onStopSignal,
   problemList,
+  encodeCheckReply,
+  primaryPartOf,
   processShape,
   PROXY_PORTS_ENV,
   ROLE_ENV,
+  type ConfigCheckReply,
   type IpcMessage,
   type ServeOptions,
   type WorkerRole,
@@ -322,10 +325,23 @@ async function runClusterWorker(confDir: string, cfg: LoadedConfig, set: ServerM
       process.send?.({ type: 'prepared', seq, error: (err as Error).message } satisfies IpcMessage);
     }
   };
+  // A reload's check, asked of the controller: its modules are loaded, so the check takes the
+  // time of building one engine, where a fresh process would first load every module.
+  const check = async (seq: number): Promise<void> => {
+    let reply: ConfigCheckReply;
+    try {
+      const c = await checkConfig(confDir);
+      reply = { errors: c.errors, notes: c.notes, ...(c.cfg ? { part: primaryPartOf(c.cfg) } : {}) };
+    } catch (err) {
+      reply = { errors: (err as Error)?.message ?? String(err), notes: [] };
+    }
+    process.send?.({ type: 'checked', seq, check: encodeCheckReply(reply) } satisfies IpcMessage);
+  };
   process.on('message', (m: IpcMessage) => {
     if (m?.type === 'shutdown') stop('supervisor asked');
     else if (m?.type === 'retire') stop('replaced by a reload', { drain: true });
     else if (m?.type === 'prepare' && m.seq !== undefined && m.shape !== undefined) void prepare(m.seq, m.shape);
+    else if (m?.type === 'check' && m.seq !== undefined) void check(m.seq);
     else if ((m?.type === 'commit' || m?.type === 'abort') && prepared && prepared.seq === m.seq) {
       const p = prepared;
       prepared = undefined;

@@ -3,6 +3,7 @@
 // reads. Kept free of the engine's code: the supervisor process imports only this side
 // (supervisor.ts), and the workers the rest (in-process.ts).
 
+import v8 from 'node:v8';
 import type { LoadedConfig } from '../config/load.js';
 
 export type WorkerRole = 'normal' | 'controller' | 'fuzzy' | 'proxy';
@@ -36,8 +37,10 @@ export interface IpcMessage {
    * `retire`: a reload replaced this worker; it drains its connections (CloseOptions) and exits.
    * `prepare` → `prepared`, then `commit` or `abort`: a reload that keeps the processes swaps
    * each scan worker's engine, all of them only once every one has built its new engine.
+   * `check` → `checked`: the controller checks the configuration directory for a reload
+   * (configCheckReply), its modules already loaded.
    */
-  type: 'ready' | 'shutdown' | 'retire' | 'prepare' | 'prepared' | 'commit' | 'abort';
+  type: 'ready' | 'shutdown' | 'retire' | 'prepare' | 'prepared' | 'commit' | 'abort' | 'check' | 'checked';
   role?: WorkerRole;
   /** Which reload a prepare/commit/abort/prepared belongs to. */
   seq?: number;
@@ -45,6 +48,8 @@ export interface IpcMessage {
   shape?: string;
   /** `prepared`: why the worker could not. */
   error?: string;
+  /** `checked`: the ConfigCheckReply, structured-cloned (v8.serialize) as base64: cluster IPC is JSON, which would turn the settings' Maps into {}. */
+  check?: string;
 }
 
 /** `host:port` with IPv6 hosts bracketed, as in the config's `bind`. */
@@ -84,4 +89,29 @@ export function processShape(cfg: PrimaryConfig): string {
 /** The problems of a refused configuration, one per entry. */
 export function problemList(errors: string): string[] {
   return errors.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+}
+
+/** The supervisor's part of a configuration, with its processShape() as the checking process computed it. */
+export interface PrimaryPart {
+  cfg: PrimaryConfig;
+  shape: string;
+}
+
+export function primaryPartOf(cfg: LoadedConfig): PrimaryPart {
+  return { cfg: { workers: cfg.workers, stores: cfg.stores, dataDir: cfg.dataDir, logging: cfg.logging }, shape: processShape(cfg) };
+}
+
+/** A configuration directory checked as `configtest` checks it; `part` only when it has no problems. */
+export interface ConfigCheckReply {
+  errors: string;
+  notes: string[];
+  part?: PrimaryPart;
+}
+
+export function encodeCheckReply(r: ConfigCheckReply): string {
+  return v8.serialize(r).toString('base64');
+}
+
+export function decodeCheckReply(text: string): ConfigCheckReply {
+  return v8.deserialize(Buffer.from(text, 'base64')) as ConfigCheckReply;
 }

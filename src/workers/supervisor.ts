@@ -13,19 +13,22 @@ import { withDeadline } from '../core/deadline.js';
 import { routeConsoleToLog } from '../observability/console-capture.js';
 import { createLogger, type RootLogger } from '../observability/log.js';
 import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
-import { checkPrimaryConfig, loadPrimaryConfig, type PrimaryPart } from './config-process.js';
+import { checkPrimaryConfig, loadPrimaryConfig } from './config-process.js';
 import { ConnectionLedger } from './conn-balance.js';
 import {
   BOARD_DIR_ENV,
   CONTROLLER_PORT_ENV,
+  decodeCheckReply,
   graceMs,
   onStopSignal,
   problemList,
   PROXY_PORTS_ENV,
   ROLE_ENV,
   SHUTDOWN_EXTRA_MS,
+  type ConfigCheckReply,
   type IpcMessage,
   type PrimaryConfig,
+  type PrimaryPart,
   type ServeOptions,
   type WorkerRole,
 } from './process-common.js';
@@ -46,6 +49,8 @@ const RESTART_BASE_MS = 250;
 const RESTART_MAX_MS = 30_000;
 /** A worker that ran this long before crashing is "stable": its back-off starts over. */
 const STABLE_AFTER_MS = 30_000;
+/** Longest wait for the controller's check of a reloaded configuration before a fresh process checks it instead. */
+const CONTROLLER_CHECK_TIMEOUT_MS = 60_000;
 /** Longest wait for every worker of a reloaded configuration to be ready before the reload is given up. */
 const RELOAD_READY_TIMEOUT_MS = 120_000;
 
@@ -261,6 +266,9 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
     // Each role its own V8 flags (roleV8Flags): the settings cluster.fork reads at the fork.
     cluster.setupPrimary({ execArgv: workerExecArgv(forkMaxHeap, slot.role) });
     const worker = cluster.fork({ ...workerMallocEnv(), ...slot.env, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}) });
+    // A message sent to a worker that is exiting fails after isConnected() said yes (EPIPE on the
+    // channel's write); unheard, that 'error' would end the supervisor. The exit is handled below.
+    worker.on('error', (err: Error) => slog.debug(`${slot.role} worker ${worker.process.pid}: ${err.message}`, { worker: slot.role, workerPid: worker.process.pid }));
     stats.attach(worker);
     if (slot.role === 'normal') connections.attach(worker);
     slot.worker = worker;
@@ -278,6 +286,10 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
       const msg = m as IpcMessage | undefined;
       if (msg?.type === 'prepared') {
         slot.prepareWaiter?.(msg.error);
+        return;
+      }
+      if (msg?.type === 'checked') {
+        if (msg.seq !== undefined && msg.check !== undefined) checks.get(msg.seq)?.(decodeCheckReply(msg.check));
         return;
       }
       if (msg?.type !== 'ready') return;
@@ -357,6 +369,7 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
     slot.worker = undefined;
     const pid = worker.process.pid;
     slot.prepareWaiter?.(`worker ${pid} exited`);
+    if (slot.role === 'controller') for (const answer of [...checks.values()]) answer(undefined);
     if (boardDir && pid !== undefined) rmSync(boardPath(boardDir, pid), { force: true });
     if (retiring.delete(slot)) {
       if (slot.retireTimer) clearTimeout(slot.retireTimer);
@@ -422,6 +435,35 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
     finishIfDone();
   };
 
+  /** Reload checks asked of the controller, by their seq: called with its answer, or undefined when it cannot answer. */
+  const checks = new Map<number, (reply: ConfigCheckReply | undefined) => void>();
+  let checkSeq = 0;
+  /**
+   * A reload's check of the configuration directory: by the controller, whose modules are loaded
+   * (about a second less than a fresh process, which loads them all first); by a short-lived
+   * process when there is no controller or it does not answer.
+   */
+  const checkConfigDir = async (): Promise<ConfigCheckReply> => {
+    const controller = slots.find((s) => s.role === 'controller' && s.ready && s.worker?.isConnected());
+    if (controller?.worker) {
+      const seq = ++checkSeq;
+      const worker = controller.worker;
+      const reply = await new Promise<ConfigCheckReply | undefined>((resolve) => {
+        const timer = setTimeout(() => answer(undefined), CONTROLLER_CHECK_TIMEOUT_MS);
+        const answer = (r: ConfigCheckReply | undefined) => {
+          clearTimeout(timer);
+          checks.delete(seq);
+          resolve(r);
+        };
+        checks.set(seq, answer);
+        worker.send({ type: 'check', seq } satisfies IpcMessage);
+      });
+      if (reply) return reply;
+      slog.warn('reload: the controller did not answer the configuration check; checking it in a new process');
+    }
+    return checkPrimaryConfig(confDir);
+  };
+
   let reloads = 0;
   const report = (status: Omit<ReloadStatus, 'pid' | 'seq' | 'at'>) => {
     try {
@@ -442,7 +484,7 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
     reloads++;
     const t0 = Date.now();
     slog.info('reloading the configuration', { confDir });
-    const check = await checkPrimaryConfig(confDir);
+    const check = await checkConfigDir();
     if (stopping) return;
     if (!check.part) {
       const problems = problemList(check.errors);

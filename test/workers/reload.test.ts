@@ -248,3 +248,38 @@ test('--single: a sound change to what the engine reads is applied in place; a b
     await removeConfDir(dir);
   }
 });
+
+test('without a controller the supervisor checks a reload in a process of its own: a broken change is refused, a sound one applied', async () => {
+  const message = await readFile(MESSAGE_FILE);
+  const dir = await makeConfDir({
+    'mailsift.yaml': 'workers:\n  normal: { bind: "127.0.0.1:0" }\n  controller: { enabled: false }\nlogging: { level: info, format: json }\n',
+    'local.d/mailsift.yaml': localYaml(20),
+  });
+  const srv = runCli(['serve', '--workers', '1', '-c', dir]);
+  try {
+    await srv.waitFor((l) => /^started 1 normal worker/.test(l.msg), 'the worker', 120_000);
+    assert.equal(srv.lines.some((l) => l.worker === 'controller'), false, 'no controller');
+    const port = srv.lines.find((l) => l.worker === 'normal' && /^listening on /.test(l.msg))!.port!;
+
+    await writeFile(join(dir, 'local.d', 'mailsift.yaml'), localYaml('"high"'));
+    srv.child.kill('SIGHUP');
+    const refused = await srv.waitFor((l) => /^reload refused: the configuration has 1 problem/.test(l.msg), 'the refusal', 60_000);
+    assert.match((refused.problems as string[])[0]!, /actions\.reject/);
+    const kept = await httpRequest(port, 'POST', '/checkv2', message);
+    assert.equal((JSON.parse(kept.body) as { required_score: number }).required_score, 20);
+
+    await writeFile(join(dir, 'local.d', 'mailsift.yaml'), localYaml(42));
+    srv.child.kill('SIGHUP');
+    await srv.waitFor((l) => /^reloaded: 1 scan worker\(s\) took the new configuration in place/.test(l.msg), 'the reload', 60_000);
+    const after = await httpRequest(port, 'POST', '/checkv2', message);
+    assert.equal((JSON.parse(after.body) as { required_score: number }).required_score, 42);
+    // No controller was there to ask, so no warning that it did not answer.
+    assert.equal(srv.lines.some((l) => /controller did not answer/.test(l.msg)), false);
+
+    srv.child.kill('SIGTERM');
+    assert.equal((await srv.exited).code, 0, srv.output().slice(-3000));
+  } finally {
+    srv.child.kill('SIGKILL');
+    await removeConfDir(dir);
+  }
+});
