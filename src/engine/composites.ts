@@ -176,8 +176,12 @@ export function evaluateComposites(all: readonly CompiledComposite[], late: bool
         return 1;
       }
       case 'or': {
-        for (const x of e.xs) if (Math.abs(evalNode(c, x, underNot, pending)) > EPSILON) return 1;
-        return 0;
+        // No short cut: Rspamd evaluates composites without one, so a matching composite removes
+        // every present atom of an `|` by its policy, not only the first (MAIL_RU_MAILER_BASE64
+        // takes the weight of each needless base64 symbol it names).
+        let any = false;
+        for (const x of e.xs) if (Math.abs(evalNode(c, x, underNot, pending)) > EPSILON) any = true;
+        return any ? 1 : 0;
       }
       case 'cmp': {
         const a = evalNode(c, e.a, underNot, pending);

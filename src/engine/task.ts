@@ -40,7 +40,8 @@ type AddHeaderValue = string | MilterHeaderEntry;
 type AnyFn = (...args: unknown[]) => unknown;
 
 export class ScanTask implements Task {
-  readonly meta: ScanMeta;
+  /** Replaced (never changed in place) by setHostname: the request's object stays as it came. */
+  meta: ScanMeta;
   readonly raw: Buffer;
   readonly log: Logger;
   readonly cache = new Map<string, unknown>();
@@ -365,6 +366,11 @@ export class ScanTask implements Task {
 
   setFlag(flag: string): void {
     this.flagSet.add(flag);
+  }
+
+  setHostname(name: string): void {
+    if (this.finished || !name) return;
+    this.meta = { ...this.meta, hostname: name };
   }
 
   setPreResult(pre: PreResult): void {

@@ -125,7 +125,7 @@ export function renderHtml(html: string, maxChars = MAX_HTML_BYTES): RenderedHtm
       else if (kind & CELL) out.push(' ');
       if ((name === 'a' || name === 'area') && href !== undefined) {
         if (facts.links.length < MAX_HTML_LINKS) {
-          const l = { href: href.trim(), text: '' };
+          const l: HtmlFacts['links'][number] = name === 'area' ? { href: href.trim(), text: '', tag: 'area' } : { href: href.trim(), text: '' };
           facts.links.push(l);
           if (name === 'a') link = l;
         } else facts.linksTruncated = true;

@@ -76,6 +76,16 @@ function dateOf(value: string | undefined): Date | undefined {
   return value ? parseMailDate(value) : undefined;
 }
 
+/**
+ * Whether Rspamd reads this part's text for links with a scheme or `www.` only: an HTML part's
+ * text, and a plain part with exactly one sibling (its HTML alternative carries the links).
+ */
+function readStrictly(tp: TextPart): boolean {
+  if (tp.kind === 'html') return true;
+  const parent = tp.part.parent;
+  return parent !== undefined && parent.isMultipart && parent.children.length === 2;
+}
+
 /** Text parts, attachments, URLs and addresses: the facts derived from a finished part tree. */
 function derive(parts: MimePart[], subject: string | undefined, anomalies: Set<MimeAnomaly>) {
   const textParts: TextPart[] = [];
@@ -93,7 +103,7 @@ function derive(parts: MimePart[], subject: string | undefined, anomalies: Set<M
         if (!part.anomalies.includes('bad_charset')) part.anomalies.push('bad_charset');
       }
       if (tp.html) collector.scanHtml(tp.html);
-      if (!tp.empty) collector.scanText(tp.text, ['text']);
+      if (!tp.empty) collector.scanText(tp.text, ['text'], true, true, readStrictly(tp));
     } else if (part.isAttachment) {
       const a: Attachment = { part, contentType: part.contentType.type, size: part.content.length };
       if (part.filename !== undefined) a.filename = part.filename;

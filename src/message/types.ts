@@ -88,8 +88,8 @@ export interface TextPart {
 export interface HtmlFacts {
   /** Tag names seen (lower-case). */
   tags: Set<string>;
-  /** Links: href target and the displayed text. */
-  links: Array<{ href: string; text: string }>;
+  /** Links: href target and the displayed text; `tag` is set for an <area> (else an <a>). */
+  links: Array<{ href: string; text: string; tag?: 'area' }>;
   images: string[];
   /** HTML could not be parsed cleanly (unbalanced tags etc.). */
   unbalanced: boolean;
@@ -169,6 +169,20 @@ export interface FoundUrl {
   /** For HTML links whose visible text is itself a URL: that displayed URL. */
   displayed?: string;
   isEmail: boolean;
+  /**
+   * Occurrences as Rspamd 3.4 counts them (its url:get_count()): each time a text shows it, each
+   * link or image naming it, and a link text showing it. 0 while Rspamd's scanner would not have
+   * found it: a bare host name (no scheme, no `www.`) in an HTML part's text or in a part of a
+   * two-part multipart, which Rspamd reads strictly.
+   */
+  count: number;
+  /**
+   * The flags of Rspamd's own record of the URL, which its URL filters read: those of its first
+   * counted sighting (`text`, `image`, `subject`, a link's own oddities, or none for a plain
+   * link), changed only where Rspamd changes them (a link text showing the URL: `url_displayed`
+   * on the link, `html_displayed` on a URL first seen in text). `flags` gathers every sighting's.
+   */
+  firstFlags: Set<string>;
 }
 
 /** Structural problems a parse can find; each maps to a symbol in the mime module. */

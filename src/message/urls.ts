@@ -35,11 +35,36 @@ const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
 const HAS_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 const HOSTLESS_SCHEMES = new Set(['javascript:', 'data:', 'cid:', 'about:', 'tel:', 'sms:', 'file:', 'blob:']);
 
+/**
+ * How a URL was seen, for Rspamd's occurrence count (FoundUrl.count and firstFlags): in a text,
+ * in the Subject, as a link (`showsUrl`: its text is a URL too; `special`: an <area>, which
+ * Rspamd sets apart from <a> links), as the URL a link's text shows, as an image.
+ */
+export type Sighting =
+  | { kind: 'text' | 'subject' | 'link_text' | 'image' }
+  | { kind: 'link'; showsUrl: boolean; special: boolean };
+
+/** A stored entry and the flags its candidate text gives it (schemaless, numeric, a port, …). */
+interface Known {
+  found: FoundUrl;
+  own: readonly string[];
+}
+
+/** A URL candidate a text token held, and whether Rspamd's strict scan would find it too. */
+interface TokenUrl {
+  candidate: string;
+  strictOk: boolean;
+}
+
+const NO_TOKEN_URLS: readonly TokenUrl[] = [];
+/** Written forms Rspamd's strict scan looks for (besides an explicit scheme). */
+const STRICT_PREFIX = /^(?:www|ftp)\./i;
+
 /** Collects URLs and addresses for one message, de-duplicated, capped. */
 export class UrlCollector {
   readonly urls = new Map<string, FoundUrl>();
   /** Candidate text as given (trimmed) → its stored entry: a link repeated in a message is parsed once. */
-  readonly #byCandidate = new Map<string, FoundUrl>();
+  readonly #byCandidate = new Map<string, Known>();
   readonly emails = new Map<string, EmailAddress>();
   /** Set when MAX_URLS was reached: later URLs were not kept. */
   truncated = false;
@@ -50,17 +75,22 @@ export class UrlCollector {
   #candidates = 0;
   /** Characters the message may still have searched (MAX_URL_SCAN_CHARS_PER_MESSAGE). */
   #scanLeft = MAX_URL_SCAN_CHARS_PER_MESSAGE;
-  readonly #seenTokens = new Set<string>();
+  /** Text tokens looked at → the URL candidates they held: a token repeated a thousand times is read once. */
+  readonly #tokens = new Map<string, readonly TokenUrl[]>();
 
-  /** Add one URL candidate; returns the stored entry (new or merged) or undefined when rejected. */
-  add(candidate: string, flags: readonly string[], displayed?: string): FoundUrl | undefined {
+  /**
+   * Add one URL candidate; returns the stored entry (new or merged) or undefined when rejected.
+   * `seen`: how it was seen, when Rspamd counts the sighting (FoundUrl.count).
+   */
+  add(candidate: string, flags: readonly string[], displayed?: string, seen?: Sighting): FoundUrl | undefined {
     let text = candidate.trim();
     if (!text) return undefined;
     const known = this.#byCandidate.get(text);
     if (known) {
       // Its own flags (schemaless, numeric, …) were taken when it was first stored.
-      this.#merge(known, flags, displayed);
-      return known;
+      this.#merge(known.found, flags, displayed);
+      sight(known.found, known.own, seen);
+      return known.found;
     }
     const given = text;
     const extra: string[] = [];
@@ -80,7 +110,7 @@ export class UrlCollector {
       const addr = makeAddress(decodeURIComponentSafe(text.slice(7).split('?')[0]!).trim());
       if (addr.invalid) return undefined;
       this.addEmail(addr.address);
-      return this.#remember(given, this.#store(`mailto:${addr.address}`, 'mailto', addr.domain, addr.domain, flags, [], displayed, true));
+      return this.#remember(given, this.#store(`mailto:${addr.address}`, 'mailto', addr.domain, addr.domain, flags, [], displayed, true), [], seen);
     }
     let u: URL;
     try {
@@ -100,11 +130,21 @@ export class UrlCollector {
     const host = numeric || !hostAscii.includes('xn--') ? ascii : domainToUnicode(hostAscii) || hostAscii;
     // The URL parser adds a `/` path to a bare host; keep the URL as written (as Rspamd does).
     const href = u.pathname === '/' && !u.search && !u.hash && !HAS_PATH.test(text) ? u.href.slice(0, -1) : u.href;
-    return this.#remember(given, this.#store(href, u.protocol.slice(0, -1), host, ascii, flags, extra, displayed, false, numeric ? bare : undefined));
+    // Flags Rspamd's parser gives a URL that mailsift's `flags` do not carry: they only make a
+    // plain link count (firstFlags).
+    const own = [...extra];
+    // As written: the URL parser drops a default port (`:80` on http), Rspamd keeps the flag.
+    if (u.port || EXPLICIT_PORT.test(WRITTEN_AUTHORITY.exec(text)?.[1] ?? '')) own.push('has_port');
+    if (u.username) own.push('has_user');
+    if (ascii.includes('xn--')) own.push('idn');
+    return this.#remember(given, this.#store(href, u.protocol.slice(0, -1), host, ascii, flags, extra, displayed, false, numeric ? bare : undefined), own, seen);
   }
 
-  #remember(candidate: string, found: FoundUrl | undefined): FoundUrl | undefined {
-    if (found) this.#byCandidate.set(candidate, found);
+  #remember(candidate: string, found: FoundUrl | undefined, own: readonly string[], seen: Sighting | undefined): FoundUrl | undefined {
+    if (found) {
+      this.#byCandidate.set(candidate, { found, own });
+      sight(found, own, seen);
+    }
     return found;
   }
 
@@ -134,7 +174,7 @@ export class UrlCollector {
       this.truncated = true;
       return undefined;
     }
-    const found: FoundUrl = { url, scheme, host, hostAscii, flags: new Set([...flags, ...extra]), isEmail };
+    const found: FoundUrl = { url, scheme, host, hostAscii, flags: new Set([...flags, ...extra]), isEmail, count: 0, firstFlags: new Set() };
     let tld = ip ?? (hostAscii ? registrableDomain(hostAscii) : null);
     // Keep `tld` in the same form as `host`, so `host.endsWith(tld)` holds for IDN hosts too.
     if (tld && tld.includes('xn--')) tld = domainToUnicode(tld) || tld;
@@ -156,9 +196,11 @@ export class UrlCollector {
 
   /**
    * URLs and bare addresses in visible text. `budgeted`: the text counts against the message's
-   * MAX_URL_SCAN_CHARS_PER_MESSAGE (the subject, a single header line, does not).
+   * MAX_URL_SCAN_CHARS_PER_MESSAGE (the subject, a single header line, does not). `strict`: Rspamd
+   * reads this text for links with a scheme or `www.` only, so only those count (FoundUrl.count).
    */
-  scanText(text: string, flags: readonly string[], collectEmails = true, budgeted = true): void {
+  scanText(text: string, flags: readonly string[], collectEmails = true, budgeted = true, strict = false): void {
+    const seen: Sighting = { kind: flags.includes('subject') ? 'subject' : 'text' };
     const limit = budgeted ? Math.min(MAX_URL_SCAN_CHARS, this.#scanLeft) : MAX_URL_SCAN_CHARS;
     if (text.length > limit) this.scanTruncated = true;
     const slice = text.length > limit ? text.slice(0, limit) : text;
@@ -178,46 +220,103 @@ export class UrlCollector {
       while (to < slice.length && !isTokenEnd(slice.charCodeAt(to))) to++;
       TRIGGER.lastIndex = to;
       const token = slice.slice(from, to);
-      // A token repeated a thousand times costs one look.
-      if (this.#seenTokens.has(token)) continue;
-      this.#seenTokens.add(token);
-      this.#candidates++;
-      const direct = directUrl(token);
-      if (direct !== undefined) {
-        this.add(direct, flags);
+      // A token repeated a thousand times costs one look; its URLs are counted again each time
+      // (their flags are those of the first time, as before).
+      const known = this.#tokens.get(token);
+      if (known) {
+        for (const k of known) {
+          const entry = this.#byCandidate.get(k.candidate);
+          if (entry && (!strict || k.strictOk)) sight(entry.found, entry.own, seen);
+        }
         continue;
       }
-      if (!MAY_LINK.test(token)) continue;
-      const matches = linkify.match(token);
-      if (matches) this.#takeMatches(matches, flags, collectEmails);
+      this.#candidates++;
+      const held: TokenUrl[] = [];
+      const direct = directUrl(token);
+      if (direct !== undefined) {
+        if (this.add(direct, flags, undefined, seen)) held.push({ candidate: direct, strictOk: true });
+      } else if (MAY_LINK.test(token)) {
+        const matches = linkify.match(token);
+        if (matches) this.#takeMatches(matches, flags, collectEmails, strict, seen, held);
+      }
+      this.#tokens.set(token, held.length > 0 ? held : NO_TOKEN_URLS);
     }
   }
 
-  #takeMatches(matches: Match[], flags: readonly string[], collectEmails: boolean): void {
+  #takeMatches(matches: Match[], flags: readonly string[], collectEmails: boolean, strict: boolean, seen: Sighting, held: TokenUrl[]): void {
     for (const m of matches) {
+      let candidate: string;
       if (m.schema === 'mailto:') {
-        if (m.raw.toLowerCase().startsWith('mailto:')) this.add(m.url, flags);
-        else if (collectEmails) this.addEmail(m.raw);
-      } else this.add(m.schema === '' ? m.raw : m.url, flags);
+        if (!m.raw.toLowerCase().startsWith('mailto:')) {
+          if (collectEmails) this.addEmail(m.raw);
+          continue;
+        }
+        candidate = m.url;
+      } else candidate = m.schema === '' ? m.raw : m.url;
+      // A bare host name is found by Rspamd's full scan only (its list of top-level domains).
+      const strictOk = m.schema !== '' || STRICT_PREFIX.test(m.raw);
+      if (this.add(candidate, flags, undefined, !strict || strictOk ? seen : undefined)) held.push({ candidate, strictOk });
     }
   }
 
-  /** Links and images collected while rendering an HTML part. */
+  /**
+   * Links and images collected while rendering an HTML part. The link is taken before the URL its
+   * text shows, as Rspamd reads them (the tag opens before its text ends), which decides how the
+   * sightings count.
+   */
   scanHtml(facts: HtmlFacts): void {
     for (const link of facts.links) {
       if (!link.href || link.href.startsWith('#')) continue;
-      let displayed: string | undefined;
-      const shown = link.text;
-      if (shown && shown.length < 2048 && HAS_TRIGGER.test(shown)) {
-        displayed = shownUrl(shown);
-        if (displayed !== undefined) this.add(displayed, ['html_displayed']);
-      }
-      this.add(link.href, [], displayed);
+      const text = link.text;
+      const shown = text && text.length < 2048 && HAS_TRIGGER.test(text) ? shownUrl(text) : undefined;
+      // Rspamd takes a link's text as a URL only when one starts it (and it is over 4 characters).
+      const showsUrl = shown !== undefined && shown.atStart && text.length > 4;
+      this.add(link.href, [], shown?.url, { kind: 'link', showsUrl, special: link.tag === 'area' });
+      if (shown !== undefined) this.add(shown.url, ['html_displayed'], undefined, showsUrl ? { kind: 'link_text' } : undefined);
     }
     for (const src of facts.images) {
-      if (src && !src.toLowerCase().startsWith('cid:')) this.add(src, ['image']);
+      if (src && !src.toLowerCase().startsWith('cid:')) this.add(src, ['image'], undefined, { kind: 'image' });
     }
   }
+}
+
+/** Records one counted sighting of `found` (see Sighting and FoundUrl.count / firstFlags). */
+function sight(found: FoundUrl, own: readonly string[], seen: Sighting | undefined): void {
+  if (seen === undefined) return;
+  const f = found.firstFlags;
+  const first = found.count === 0;
+  if (first) for (const o of own) f.add(o);
+  switch (seen.kind) {
+    case 'text':
+      if (first) f.add('text');
+      break;
+    case 'subject':
+      // Rspamd marks a URL first found in the Subject as a displayed one too.
+      if (first) {
+        f.add('subject');
+        f.add('html_displayed');
+      }
+      break;
+    case 'image':
+      f.add('image');
+      break;
+    case 'link':
+      if (first && seen.special) f.add('special');
+      if (seen.showsUrl) f.add('url_displayed');
+      break;
+    case 'link_text':
+      if (first) {
+        f.add('html_displayed');
+        // Rspamd stores it, then counts the showing once more.
+        found.count = 1;
+      } else if (f.has('text')) {
+        // A URL of the text shown by a link: a hint, unless the link goes there itself.
+        if (!f.has('url_displayed')) f.add('html_displayed');
+        f.delete('text');
+      }
+      break;
+  }
+  found.count++;
 }
 
 // Rspamd's `obscured` and `zw_spaces` URL flags, judged on the authority as written (the URL
@@ -227,6 +326,7 @@ export class UrlCollector {
 // silently).
 const WRITTEN_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)/i;
 const WRITTEN_PORT = /:\d*$/;
+const EXPLICIT_PORT = /:\d+$/;
 const ZERO_WIDTH = /[\u200b-\u200d\u2060\ufeff]/;
 const USER_AT_TRICK = /^@|@@/;
 
@@ -270,21 +370,21 @@ function directUrl(token: string): string | undefined {
 }
 
 /**
- * The URL a link's text shows: the first one in it, or the one it starts with. Text that starts
- * with `http://`, `https://` or `ftp://` is read by directUrl (as the body scan does) without
- * linkify's search regexps.
+ * The URL a link's text shows: the one it starts with, else the first one in it (`atStart`
+ * tells which). Text that starts with `http://`, `https://` or `ftp://` is read by directUrl (as
+ * the body scan does) without linkify's search regexps.
  */
-function shownUrl(shown: string): string | undefined {
+function shownUrl(shown: string): { url: string; atStart: boolean } | undefined {
   if (SCHEME_AT_START.test(shown)) {
     let end = 0;
     while (end < shown.length && !isTokenEnd(shown.charCodeAt(end))) end++;
     const direct = directUrl(shown.slice(0, end));
-    if (direct !== undefined) return direct;
+    if (direct !== undefined) return { url: direct, atStart: true };
   }
   if (!linkify.test(shown)) return undefined;
   const m = linkify.matchAtStart(shown) ?? linkify.match(shown)?.[0];
   if (!m || m.schema === 'mailto:') return undefined;
-  return m.schema === '' ? m.raw : m.url;
+  return { url: m.schema === '' ? m.raw : m.url, atStart: m.index === 0 };
 }
 
 function decodeURIComponentSafe(s: string): string {

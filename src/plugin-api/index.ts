@@ -111,6 +111,12 @@ export interface Task {
   getSymbol(name: string): SymbolResult | undefined;
   setFlag(flag: string): void;
   /**
+   * The client's host name for the rest of the scan (`meta.hostname`; Rspamd's
+   * task:set_hostname). once_received sets the PTR name it resolved when the MTA passed none;
+   * a rule that reads the name after it declares a weak dependency on ONCE_RECEIVED_CHECK.
+   */
+  setHostname(name: string): void;
+  /**
    * Force the action (Rspamd's task:set_pre_result), from any stage. A non-`least` pre-result
    * decides the action whatever the score and skips the symbols that have not run yet (but
    * `ignore_passthrough` ones), unless it has `processAll`; a `least` one only raises the floor

@@ -76,6 +76,15 @@ test('removal needs every matching composite to agree, and ignores atoms under !
   assert.ok(sym(r, 'NEGATED'));
 });
 
+test('every present atom of an | is removed, not only the first (Rspamd evaluates composites without a short cut)', async () => {
+  const r = await run([{ name: 'EITHER', expression: 'MISSING_MID & (MISSING_TO | OLD_X_MAILER | SPAM_FLAG)', score: 0 }]);
+  assert.ok(sym(r, 'EITHER'));
+  for (const gone of ['MISSING_MID', 'MISSING_TO', 'OLD_X_MAILER']) assert.equal(sym(r, gone), undefined, gone);
+  // A composite that does not match removes nothing, whatever its | found.
+  const none = await run([{ name: 'NEITHER', expression: 'SPAM_FLAG & (MISSING_TO | OLD_X_MAILER)', score: 0 }]);
+  assert.ok(!sym(none, 'NEITHER') && sym(none, 'MISSING_TO') && sym(none, 'OLD_X_MAILER'));
+});
+
 test('remove_symbol and remove_weight policies', async () => {
   const r = await run([
     { name: 'HIDE', expression: 'MISSING_MID', score: 0, policy: 'remove_symbol' },

@@ -54,3 +54,27 @@ test('the host of a link in a scheme the URL parser keeps opaque is lower-cased 
   c.scanHtml({ tags: new Set(['a']), images: [], unbalanced: false, links: [{ href: 'Bhttp://Bhttp://', text: '' }, { href: 'xmpp://Chat.Example.ORG/room', text: '' }] });
   assert.deepEqual([...c.urls.values()].map((u) => u.hostAscii), ['bhttp', 'chat.example.org']);
 });
+
+test("Rspamd's occurrence count: repeated tokens count again, strict reading skips bare host names, link texts follow Rspamd's record", () => {
+  const c = new UrlCollector();
+  c.scanText('go http://a.example/x and again http://a.example/x, or bshop.com', ['text'], true, true, true);
+  const a = c.urls.get('http://a.example/x')!;
+  assert.equal(a.count, 2);
+  assert.deepEqual([...a.firstFlags], ['text']);
+  const bare = c.urls.get('http://bshop.com')!;
+  assert.equal(bare.count, 0, 'a strict reading (HTML or a two-part alternative) does not see it');
+  c.scanText('or bshop.com', ['text']);
+  assert.equal(bare.count, 1, 'a full reading does');
+  // A link whose text shows a URL of the text part: that URL is now only shown (html_displayed),
+  // unless the link goes there itself.
+  c.scanHtml({ tags: new Set(['a']), links: [{ href: 'http://c.example/', text: 'http://a.example/x' }, { href: 'http://bshop.com', text: 'bshop.com' }], images: [], unbalanced: false });
+  assert.deepEqual([...a.firstFlags].sort(), ['html_displayed']);
+  assert.equal(a.count, 3);
+  const target = c.urls.get('http://c.example/')!;
+  assert.deepEqual([...target.firstFlags], ['url_displayed']);
+  assert.deepEqual([...bare.firstFlags].sort(), ['schemaless', 'url_displayed'], 'its own link: the text flag goes, no html_displayed');
+  assert.equal(bare.count, 3);
+  // The Subject's URLs are recorded as shown ones.
+  c.scanText('see http://d.example/', ['subject'], false, false);
+  assert.deepEqual([...c.urls.get('http://d.example/')!.firstFlags].sort(), ['html_displayed', 'subject']);
+});

@@ -19,10 +19,10 @@ let dns: DnsTestServer;
 const nets: NetServices[] = [];
 let engine: Engine;
 
-async function makeEngine(servers: string[]): Promise<Engine> {
+async function makeEngine(servers: string[], modules: Record<string, Record<string, unknown>> = {}): Promise<Engine> {
   const net = createNetServices({ dns: { servers, timeout: 0.3, retransmits: 0 } });
   nets.push(net);
-  return createEngine(engineConfig(), builtinModules, { net, log: quiet });
+  return createEngine(engineConfig(modules), builtinModules, { net, log: quiet });
 }
 
 before(async () => {
@@ -31,6 +31,11 @@ before(async () => {
       // The forwarder's SPF allows only its own relay.
       'fwd.example.net': [{ type: 'TXT', data: 'v=spf1 ip4:198.51.100.1 -all' }],
       '7.100.51.198.in-addr.arpa': [{ type: 'PTR', data: 'mail.example.com' }],
+      // Clients the MTA names no host for: a residential pool, Yandex's forwarder.
+      '30.113.0.203.in-addr.arpa': [{ type: 'PTR', data: 'pool-203-0-113-30.dyn.example.net' }],
+      '31.113.0.203.in-addr.arpa': [{ type: 'PTR', data: 'forward101a.mail.yandex.net' }],
+      // DBL lists the pool's name, which its `rdns` check looks up.
+      'pool-203-0-113-30.dyn.example.net.dbl.spamhaus.org': [{ type: 'A', data: '127.0.1.2' }],
     },
   });
   engine = await makeEngine([dns.address]);
@@ -198,6 +203,84 @@ test('RDNS_DNSFAIL beside RDNS_NONE when the PTR lookup fails', async () => {
   dns.failing.add('10.113.0.203.in-addr.arpa');
   const r = await engine.scan(message(), meta({ ip: '203.0.113.10' }));
   assert.ok(has(r, 'RDNS_DNSFAIL') && has(r, 'RDNS_NONE'));
+});
+
+test('a PTR name once_received resolves is the client name for the rules after it: hfilter, DBL by rdns, FWD_YANDEX; one lookup', async () => {
+  const m = { from: 'alice@example.com', rcpt: ['bob@example.org'], helo: 'mail.example.com' };
+  const ptrQueries = (name: string): number => dns.queries.filter((q) => q.name === name && q.type === 'PTR').length;
+  const before = ptrQueries('30.113.0.203.in-addr.arpa');
+  const pool = await engine.scan(message(), meta({ ...m, ip: '203.0.113.30' }));
+  assert.ok(!has(pool, 'RDNS_NONE'));
+  assert.ok(!has(pool, 'HFILTER_HOSTNAME_UNKNOWN'), 'the name is known now');
+  assert.deepEqual(symbol(pool, 'HFILTER_HOSTNAME_5')?.options, ['pool-203-0-113-30.dyn.example.net'], 'a dynamic-looking name');
+  assert.deepEqual(symbol(pool, 'DBL_SPAM')?.options, ['pool-203-0-113-30.dyn.example.net:rdns']);
+  assert.equal(ptrQueries('30.113.0.203.in-addr.arpa') - before, 1, 'asked once, by once_received');
+  // The same client named by the MTA: no PTR lookup, the MTA's name is judged.
+  const named = await engine.scan(message(), meta({ ...m, ip: '203.0.113.30', hostname: 'mail.example.com' }));
+  assert.equal(ptrQueries('30.113.0.203.in-addr.arpa') - before, 1);
+  assert.ok(!has(named, 'HFILTER_HOSTNAME_5') && !has(named, 'DBL_SPAM'));
+  // No PTR: the name stays unknown.
+  const none = await engine.scan(message(), meta({ ...m, ip: '203.0.113.9' }));
+  assert.ok(has(none, 'HFILTER_HOSTNAME_UNKNOWN') && has(none, 'RDNS_NONE'));
+  // Yandex's forwarder, known only by its PTR.
+  const y = await engine.scan(message({ extra: ['X-Yandex-Forward: 1a2b3c'] }), meta({ ...m, ip: '203.0.113.31' }));
+  assert.ok(has(y, 'FWD_YANDEX'));
+  // A multimap `hostname` rule reads it too.
+  const rules = { CLIENT_POOL: { type: 'hostname', map: ['pool-203-0-113-30.dyn.example.net'], score: 1 } };
+  const withMap = await makeEngine([dns.address], { multimap: { rules } });
+  assert.ok(has(await withMap.scan(message(), meta({ ...m, ip: '203.0.113.30' })), 'CLIENT_POOL'));
+  assert.ok(!has(await withMap.scan(message(), meta({ ...m, ip: '203.0.113.9' })), 'CLIENT_POOL'));
+});
+
+test('ONCE_RECEIVED counts the hop Rspamd 3.4 adds for a client the top Received does not name', async () => {
+  const hop = (ip: string): Buffer => Buffer.from(`Received: from mail.example.com (unknown [${ip}]) by mx.example.org (Postfix) with ESMTP id 1A2B3C; Tue, 01 Aug 2023 10:00:01 +0000\r\n`);
+  const m = { from: 'alice@example.com', rcpt: ['bob@example.org'] };
+  // message() with its one Received line replaced by `hop`.
+  const body = message().toString('latin1').replace(/^Received:[^\n]*\n/, '');
+  const withHop = (ip: string): Buffer => Buffer.concat([hop(ip), Buffer.from(body, 'latin1')]);
+  const same = await engine.scan(withHop('203.0.113.9'), meta({ ...m, ip: '203.0.113.9' }));
+  assert.ok(has(same, 'ONCE_RECEIVED') && has(same, 'RDNS_NONE'));
+  const other = await engine.scan(withHop('203.0.113.99'), meta({ ...m, ip: '203.0.113.9' }));
+  assert.ok(!has(other, 'ONCE_RECEIVED'), 'two hops with the client');
+  assert.ok(has(other, 'RDNS_NONE'));
+});
+
+test('ENVFROM_PRVS: a BATV-tagged MAIL FROM for the From address; FORGED_SENDER_VERP_SRS drops FORGED_SENDER', async () => {
+  const rcpt = ['bob@example.org'];
+  for (const from of ['prvs=1234abcdef=alice@example.com', 'prvs=alice=1234abcdef@example.com', 'msprvs1=18123abcd=alice@example.com']) {
+    const r = await engine.scan(message(), env({ from, rcpt }));
+    assert.equal(symbol(r, 'FORGED_SENDER_VERP_SRS')?.score, 0, from);
+    // The default policy removes both atoms.
+    assert.ok(!has(r, 'FORGED_SENDER') && !has(r, 'ENVFROM_PRVS'), from);
+  }
+  // Tags come off first, as Rspamd's EMAIL_PLUS_ALIASES prefilter takes them off.
+  const tagged = await engine.scan(message({ from: 'alice+news@example.com' }), env({ from: 'prvs=1234abcdef=alice+news@example.com', rcpt }));
+  assert.ok(has(tagged, 'FORGED_SENDER_VERP_SRS'));
+  // Another user behind the tag, and Barracuda's form (which Rspamd 3.4's captures never match).
+  for (const from of ['prvs=1234abcdef=mallory@example.com', 'btv1==1234abcdef==alice@example.com']) {
+    const r = await engine.scan(message(), env({ from, rcpt }));
+    assert.equal(symbol(r, 'FORGED_SENDER')?.score, 0.3, from);
+    assert.ok(!has(r, 'ENVFROM_PRVS') && !has(r, 'FORGED_SENDER_VERP_SRS'), from);
+  }
+});
+
+test('ENVFROM_VERP: the one recipient written user=domain in MAIL FROM; not for several recipients, SRS or Google forwarding', async () => {
+  const list = message({ from: 'news@lists.example.com' });
+  const verp = await engine.scan(list, env({ from: 'list-bounces-bob=example.org@lists.example.com', rcpt: ['bob@example.org'] }));
+  assert.ok(has(verp, 'FORGED_SENDER_VERP_SRS') && !has(verp, 'FORGED_SENDER') && !has(verp, 'ENVFROM_VERP'));
+  // The recipient's own tag comes off before it is looked for.
+  assert.ok(has(await engine.scan(list, env({ from: 'list-bounces-bob=example.org@lists.example.com', rcpt: ['bob+lists@example.org'] })), 'FORGED_SENDER_VERP_SRS'));
+  const misses: Array<[string, string[]]> = [
+    ['list-bounces-bob=example.org@lists.example.com', ['bob@example.org', 'carol@example.org']],
+    // Rspamd reads the sender without its plus tag: `list-bounces`.
+    ['list-bounces+bob=example.org@lists.example.com', ['bob@example.org']],
+    ['srs0=bob=example.org@fwd.example.net', ['bob@example.org']],
+    ['alice+caf_=bob=example.org@gmail.com', ['bob@example.org']],
+  ];
+  for (const [from, rcpt] of misses) {
+    const r = await engine.scan(list, env({ from, rcpt }));
+    assert.ok(!has(r, 'ENVFROM_VERP') && !has(r, 'FORGED_SENDER_VERP_SRS'), from);
+  }
 });
 
 test('reverse names of IPv4 and IPv6 addresses', () => {

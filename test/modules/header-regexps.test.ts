@@ -235,3 +235,104 @@ test('PHPMailer boundary, ENVFROM_SERVICE_ACCT, and the AUTOGEN_PHP_SPAMMY compo
   assert.ok(names(calm).has('HAS_PHPMAILER_SIG'));
   assert.ok(!names(calm).has('ENVFROM_SERVICE_ACCT') && !names(calm).has('AUTOGEN_PHP_SPAMMY'));
 });
+
+/** Headers (CRLF-joined) and a body: a whole message. */
+const msg = (headers: string[], body: string): Buffer => Buffer.from(`${headers.join('\r\n')}\r\n\r\n${body}`, 'utf8');
+const B64_NOTE = Buffer.from('Hello Bob,\r\nthe invoice for July is attached to the shared folder.\r\nRegards, Alice\r\n').toString('base64');
+
+// Each of these shapes was sent to Rspamd 3.4 as well: it reported the same symbols.
+test('web-mail signatures: MAIL_RU_MAILER / MAILER_1C_8 with needless base64 give their composites, which take the penalties', async () => {
+  const s = await scanner();
+  const mailRu = msg(
+    [
+      'Received: from [198.51.100.23] by e.mail.ru with HTTP;',
+      '\tTue, 01 Aug 2023 13:00:00 +0300',
+      'From: =?UTF-8?B?QWxpY2UgUGV0cm92YQ==?= <alice.petrova@mail.ru>',
+      'To: bob@example.org',
+      'Subject: =?UTF-8?B?SW52b2ljZSBmb3IgSnVseQ==?=',
+      'X-Mailer: Mail.Ru Mailer 1.0',
+      'Date: Tue, 01 Aug 2023 13:00:00 +0300',
+      'Message-ID: <1690884000.123456789@f123.i.mail.ru>',
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: base64',
+    ],
+    `${B64_NOTE}\r\n`,
+  );
+  const r = await s.scan(mailRu, meta());
+  assert.equal(symbol(r, 'MAIL_RU_MAILER_BASE64')?.score, 0);
+  // The default policy drops the mailer symbol and every base64 symbol it names.
+  for (const gone of ['MAIL_RU_MAILER', 'FROM_EXCESS_BASE64', 'SUBJ_EXCESS_BASE64', 'MIME_BASE64_TEXT']) assert.ok(!names(r).has(gone), gone);
+  assert.ok(names(r).has('MIME_BASE64_TEXT_BOGUS'), 'not an atom: kept');
+  // The same X-Mailer without Mail.Ru's web hop is not the web mailer: the penalties stay.
+  const noHop = await s.scan(Buffer.from(mailRu.toString('utf8').replace('by e.mail.ru with HTTP', 'by mx.example.org with ESMTP'), 'utf8'), meta());
+  assert.ok(!names(noHop).has('MAIL_RU_MAILER') && !names(noHop).has('MAIL_RU_MAILER_BASE64'));
+  assert.equal(symbol(noHop, 'SUBJ_EXCESS_BASE64')?.score, 1.5);
+  assert.equal(symbol(noHop, 'FROM_EXCESS_BASE64')?.score, 1.5);
+
+  const oneC = (mailer: string) =>
+    msg(
+      ['From: =?UTF-8?B?QnVraGdhbHRlcmlh?= <buh@example.ru>', 'To: client@example.org', 'Subject: =?UTF-8?B?SW52b2ljZSAxMjM0?=', `X-Mailer: ${mailer}`,
+        'Date: Tue, 01 Aug 2023 13:00:00 +0300', 'Message-ID: <20230801130000.1234@example.ru>', 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: base64'],
+      `${B64_NOTE}\r\n`,
+    );
+  const c = await s.scan(oneC('1C:Enterprise 8.3'), meta());
+  assert.equal(symbol(c, 'MAILER_1C_8_BASE64')?.score, 0);
+  for (const gone of ['MAILER_1C_8', 'FROM_EXCESS_BASE64', 'SUBJ_EXCESS_BASE64']) assert.ok(!names(c).has(gone), gone);
+  const v7 = await s.scan(oneC('1C:Enterprise 7.7'), meta());
+  assert.ok(!names(v7).has('MAILER_1C_8') && names(v7).has('SUBJ_EXCESS_BASE64'), 'only 8.2 and 8.3');
+});
+
+test('YANDEX_RU_MAILER with a multipart/mixed of text only: the composite takes CTYPE_MIXED_BOGUS, HAS_ATTACHMENT stays', async () => {
+  const s = await scanner();
+  const B = '----==--bound.1234.web12f.yandex.ru';
+  const yandex = (received: string) =>
+    msg(
+      [received, '\tTue, 01 Aug 2023 13:00:00 +0300', 'From: Ivan <ivan@yandex.ru>', 'To: bob@example.org', 'Subject: notes', 'X-Mailer: Yamail [ http://yandex.ru ] 5.0',
+        'Date: Tue, 01 Aug 2023 13:00:00 +0300', 'Message-ID: <12345678901690884000@web12f.yandex.ru>', 'MIME-Version: 1.0', `Content-Type: multipart/mixed; boundary="${B}"`],
+      [`--${B}`, 'Content-Type: multipart/alternative; boundary="inner"', 'Content-Disposition: attachment', '', '--inner', 'Content-Type: text/plain; charset=utf-8', '',
+        'Here are the notes from the meeting.', '--inner', 'Content-Type: text/html; charset=utf-8', '', '<div>Here are the notes from the meeting.</div>', '--inner--', `--${B}--`, ''].join('\r\n'),
+    );
+  const r = await s.scan(yandex('Received: by web12f.yandex.ru with HTTP;'), meta());
+  assert.equal(symbol(r, 'YANDEX_RU_MAILER_CTYPE_MIXED_BOGUS')?.score, 0);
+  assert.ok(!names(r).has('CTYPE_MIXED_BOGUS') && !names(r).has('YANDEX_RU_MAILER'));
+  assert.ok(names(r).has('HAS_ATTACHMENT'), '-HAS_ATTACHMENT: kept');
+  const relayed = await s.scan(yandex('Received: by mx.example.org with ESMTP id 77;'), meta());
+  assert.equal(symbol(relayed, 'CTYPE_MIXED_BOGUS')?.score, 1);
+  assert.ok(!names(relayed).has('YANDEX_RU_MAILER'));
+});
+
+test('STRONGMAIL, SUBJ_EXCESS_QP / _BASE64, X_PHP_FORGED_0X and X_PHPOS_FAKE: hit and miss', async () => {
+  const s = await scanner();
+  const base = (extra: string[], subject = 'Your order'): Buffer =>
+    msg(['From: Shop <noreply@example-shop.com>', 'To: bob@example.org', `Subject: ${subject}`, 'Date: Tue, 01 Aug 2023 10:00:00 +0000',
+      'Message-ID: <order.1@example-shop.com>', 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=us-ascii', ...extra], 'Your order has shipped.\r\n');
+  const sm = await s.scan(base(['Received: from strongmail ([192.0.2.44]) by mta7.example-mailer.com (-); Tue, 01 Aug 2023 10:00:00 -0700']), meta());
+  assert.equal(symbol(sm, 'STRONGMAIL')?.score, 6);
+  const postfix = await s.scan(base(['Received: from strongmail (mta7.example-mailer.com [192.0.2.44]) by mx.example.org (Postfix) with ESMTP id 1A2B; Tue, 01 Aug 2023 10:00:00 -0700']), meta());
+  assert.ok(!names(postfix).has('STRONGMAIL'), 'a host merely named strongmail, relayed normally');
+
+  assert.equal(symbol(await s.scan(base([], '=?us-ascii?Q?Meeting_moved_to_Thursday?='), meta()), 'SUBJ_EXCESS_QP')?.score, 1.2);
+  assert.equal(symbol(await s.scan(base([], '=?utf-8?B?TWVldGluZyBtb3ZlZA==?='), meta()), 'SUBJ_EXCESS_BASE64')?.score, 1.5);
+  const cafe = await s.scan(base([], '=?utf-8?Q?Caf=C3=A9_on_Thursday?='), meta());
+  assert.ok(!names(cafe).has('SUBJ_EXCESS_QP'), 'é needs the encoding');
+
+  assert.equal(symbol(await s.scan(base(['X-PHP-Originating-Script: 0123:class.mailer.php']), meta()), 'X_PHP_FORGED_0X')?.score, 4);
+  assert.equal(symbol(await s.scan(base(['X-PHP-Originating-Script: 1234567:mailer.php']), meta()), 'X_PHPOS_FAKE')?.score, 3);
+  const real = await s.scan(base(['X-PHP-Originating-Script: 1000:mailer.php']), meta());
+  for (const n of ['X_PHP_FORGED_0X', 'X_PHPOS_FAKE']) assert.ok(!names(real).has(n), n);
+  assert.ok(names(real).has('HAS_X_POS'));
+});
+
+test('HEADER_*_EMPTY_DELIMITER: nothing between the colon and the value; a space or a tab is a delimiter', async () => {
+  const s = await scanner();
+  const bare = msg(
+    ['From:alice@example.org', 'To:bob@example.net', 'Cc:carol@example.net', 'Reply-To:alice@example.org', 'Subject: lunch', 'Date:Tue, 01 Aug 2023 10:00:00 +0000',
+      'Message-ID: <nd.1@example.org>', 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=us-ascii'],
+    'Lunch at noon?\r\n',
+  );
+  const r = await s.scan(bare, meta());
+  for (const h of ['FROM', 'TO', 'CC', 'REPLYTO', 'DATE']) assert.equal(symbol(r, `HEADER_${h}_EMPTY_DELIMITER`)?.score, 1, h);
+  const spaced = await s.scan(Buffer.from(bare.toString('utf8').replace(/^(From|To|Cc|Reply-To|Date):/gm, '$1:\t'), 'utf8'), meta());
+  assert.ok(![...names(spaced)].some((n) => n.endsWith('_EMPTY_DELIMITER')));
+});

@@ -276,3 +276,48 @@ test('CTYPE_MIXED_BOGUS: multipart/mixed with only body text; a patch attached i
   );
   assert.equal(symbol(await s.scan(unnamed, meta()), 'CTYPE_MIXED_BOGUS')?.score, 1);
 });
+
+/** A shop's newsletter: multipart/alternative of the given text and HTML (or wrapped in a multipart/mixed). */
+function newsletter(text: string[], html: string, top: 'alternative' | 'mixed' = 'alternative'): Buffer {
+  const alt = ['--alt-1', 'Content-Type: text/plain; charset=us-ascii', '', ...text, '--alt-1', 'Content-Type: text/html; charset=us-ascii', '', html, '--alt-1--'];
+  const head = HEAD.map((h) => (h.startsWith('From:') ? 'From: Example Shop <news@shop.example.com>' : h));
+  if (top === 'alternative') return message(alt, ['Content-Type: multipart/alternative; boundary="alt-1"'], head);
+  return message(['--mix', 'Content-Type: multipart/alternative; boundary="alt-1"', '', ...alt, '--mix--'], ['Content-Type: multipart/mixed; boundary="mix"'], head);
+}
+
+const SALE = 'https://shop.example.com/sale';
+const PREFS = 'https://shop.example.com/prefs';
+const TEXT = [`Our summer sale starts today: ${SALE}`, `Manage your subscription: ${PREFS}`];
+const HTML = `<html><body><p>Our <a href="${SALE}">summer sale</a> starts today.</p><p><a href="${PREFS}">Manage your subscription</a></p></body></html>`;
+
+// Every case below was also sent to Rspamd 3.4, which gave the same verdict and total.
+test('URI_COUNT_ODD: each link in the text and again in the HTML is even; one more sighting makes it odd', async () => {
+  const s = await scanner();
+  const even = await s.scan(newsletter(TEXT, HTML), meta());
+  assert.ok(!names(even).has('URI_COUNT_ODD'), 'two links, each twice');
+  const shown = HTML.replace('starts today.</p>', `starts today. Details at ${SALE}</p>`);
+  const odd = await s.scan(newsletter(TEXT, shown), meta());
+  assert.deepEqual(symbol(odd, 'URI_COUNT_ODD')?.options, ['5'], 'the HTML text shows the sale link once more');
+  assert.equal(symbol(odd, 'URI_COUNT_ODD')?.score, 1);
+  const repeated = await s.scan(newsletter([...TEXT, `Again: ${SALE}`], HTML), meta());
+  assert.deepEqual(symbol(repeated, 'URI_COUNT_ODD')?.options, ['5'], 'every occurrence in a text counts');
+  const banner = HTML.replace('<body>', '<body><img src="https://shop.example.com/banner.png">');
+  assert.deepEqual(symbol(await s.scan(newsletter(TEXT, banner), meta()), 'URI_COUNT_ODD')?.options, ['5'], 'an image counts');
+  // Only the top Content-Type is read: the same parts inside a multipart/mixed are not judged.
+  assert.ok(!names(await s.scan(newsletter(TEXT, shown, 'mixed'), meta())).has('URI_COUNT_ODD'));
+});
+
+test('URI_COUNT_ODD leaves out what Rspamd leaves out: plain links first met in the HTML, link texts, bare host names', async () => {
+  const s = await scanner();
+  // A privacy link only the HTML has, behind a plain text: its record carries no flag.
+  const extra = HTML.replace('</a></p></body>', `</a> <a href="https://shop.example.com/privacy">Privacy</a></p></body>`);
+  assert.ok(!names(await s.scan(newsletter(TEXT, extra), meta())).has('URI_COUNT_ODD'));
+  // A link whose text is its own URL: the sale link counts in the text, as the link, as its text
+  // and in the HTML text (4), the other one twice: 6.
+  const selfShown = HTML.replace('>summer sale</a>', `>${SALE}</a>`);
+  assert.ok(!names(await s.scan(newsletter(TEXT, selfShown), meta())).has('URI_COUNT_ODD'));
+  // Rspamd reads the text of a two-part alternative strictly: a bare host name is no URL there,
+  // a `www.` name is.
+  assert.ok(!names(await s.scan(newsletter([...TEXT, 'More at shop.example.com'], HTML), meta())).has('URI_COUNT_ODD'));
+  assert.deepEqual(symbol(await s.scan(newsletter([...TEXT, 'More at www.shop.example.com'], HTML), meta()), 'URI_COUNT_ODD')?.options, ['5']);
+});

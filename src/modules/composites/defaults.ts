@@ -1,10 +1,9 @@
 // Rspamd 3.4's default composites (conf/composites.conf) as data: the ones whose every atom a
 // mailsift module can insert (test/modules/dead-defaults.test.ts fails on an atom nothing
 // produces). Left out until something produces their atoms, so that they could fire:
-//   FORGED_SENDER_VERP_SRS (ENVFROM_PRVS, ENVFROM_VERP); BOUNCE_NO_AUTH (BOUNCE,
-//   SUBJ_BOUNCE_WORDS); MAIL_RU_MAILER_BASE64, YANDEX_RU_MAILER_CTYPE_MIXED_BOGUS,
-//   MAILER_1C_8_BASE64 (the mailer signatures); COMPROMISED_ACCT_BULK, UNDISC_RCPTS_BULK (DCC);
+//   BOUNCE_NO_AUTH (BOUNCE, SUBJ_BOUNCE_WORDS); COMPROMISED_ACCT_BULK, UNDISC_RCPTS_BULK (DCC);
 //   HACKED_WP_PHISHING, PHISH_EMOTION (PHISHED_OPENPHISH, PHISHED_PHISHTANK: the phishing feeds).
+// Not added yet although both atoms exist: RBL_SPAMHAUS_XBL_ANY (4.0 in scores.d/rbl_group.conf).
 import type { CompositeDef } from '../../plugin-api/index.js';
 
 type Def = Omit<CompositeDef, 'name'>;
@@ -29,9 +28,25 @@ export const DEFAULT_COMPOSITES: Record<string, Def> = {
   FORGED_SENDER_FORWARDING: { expression: 'FORGED_SENDER & g:forwarding', description: 'Forged sender, but message is forwarded', policy: 'remove_weight' },
   FORGED_RECIPIENTS_FORWARDING: { expression: 'FORGED_RECIPIENTS & g:forwarding', policy: 'remove_weight' },
   SPF_FAIL_FORWARDING: { expression: 'g:forwarding & (R_SPF_SOFTFAIL | R_SPF_FAIL)', policy: 'remove_weight' },
+  // A tagged return path (BATV, VERP) differs from From by design: the default policy drops
+  // FORGED_SENDER with its weight. No score in Rspamd (0).
+  FORGED_SENDER_VERP_SRS: { expression: 'FORGED_SENDER & (ENVFROM_PRVS | ENVFROM_VERP)', score: 0.0 },
   // End of the envelope/forwarding block.
   DMARC_POLICY_ALLOW_WITH_FAILURES: { expression: 'DMARC_POLICY_ALLOW & (R_SPF_SOFTFAIL | R_SPF_FAIL | R_DKIM_REJECT)', policy: 'remove_weight' },
   FORGED_MUA_MAILLIST: { expression: 'g:mua & -MAILLIST' },
+  // Web mailers that encode in base64 what needs no encoding, or send multipart/mixed without an
+  // attachment: the default policy drops the mailer's symbol and the penalties it explains
+  // (HAS_ATTACHMENT, prefixed `-`, stays). No score in Rspamd (0).
+  MAIL_RU_MAILER_BASE64: {
+    expression: 'MAIL_RU_MAILER & (FROM_EXCESS_BASE64 | MIME_BASE64_TEXT | REPLYTO_EXCESS_BASE64 | SUBJ_EXCESS_BASE64 | TO_EXCESS_BASE64)',
+    score: 0.0,
+  },
+  YANDEX_RU_MAILER_CTYPE_MIXED_BOGUS: { expression: 'YANDEX_RU_MAILER & -HAS_ATTACHMENT & CTYPE_MIXED_BOGUS', score: 0.0 },
+  MAILER_1C_8_BASE64: {
+    expression: 'MAILER_1C_8 & (FROM_EXCESS_BASE64 | MIME_BASE64_TEXT | SUBJ_EXCESS_BASE64 | TO_EXCESS_BASE64)',
+    description: "Message was sent by '1C:Enterprise 8' and uses base64 encoded data",
+    score: 0.0,
+  },
   AUTH_NA: {
     expression: 'R_DKIM_NA & R_SPF_NA & DMARC_NA & ARC_NA',
     score: 1.0,

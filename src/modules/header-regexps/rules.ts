@@ -137,6 +137,30 @@ const hasWpUri: Pred = (task) => task.message.urls.some((u) => WP_PATH.test(u.ur
 
 export const DATE_TAIL = String.raw`\w{3}, \d+ \w{3} 20\d\d \d\d:\d\d:\d\d [+-]\d\d\d0`;
 
+/** A header whose value as Rspamd reads it (folds as one space, trailing blanks kept) matches `re`. */
+const rspamdRe = (name: string, re: RegExp): Pred => rspamdHdr(name, (v) => re.test(v));
+
+/**
+ * Some header of that name has nothing between its colon and its value (`From:a@b`): Rspamd's
+ * `empty_separator`, set unless a space or a tab follows the colon (a fold right after it counts
+ * as empty too).
+ */
+const emptyDelimiter = (name: string): Pred => (task) => task.message.headers.get(name).some((h) => h.raw[0] !== ' ' && h.raw[0] !== '\t');
+
+// Web-mail and accounting-software signatures: the mailer's X-Mailer together with the hand-off
+// Received line its web front end writes. Scored 0: the *_BASE64 and _CTYPE_MIXED_BOGUS
+// composites use them to take back what these mailers' habits (needless base64, multipart/mixed
+// without an attachment) cost elsewhere.
+const IPV4_LITERAL = String.raw`\[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\]`;
+const MAIL_RU_MAILER = all(
+  rspamdRe('X-Mailer', /^Mail\.Ru Mailer 1\.0$/),
+  rspamdRe('Received', new RegExp(String.raw`^(?:from ${IPV4_LITERAL} )?by e\.mail\.ru with HTTP;`)),
+);
+const YANDEX_RU_MAILER = all(
+  rspamdRe('X-Mailer', /^Yamail \[ http:\/\/yandex\.ru \] 5\.0$/),
+  rspamdRe('Received', /^by web\d{1,2}[a-z]\.yandex\.ru with HTTP;/),
+);
+
 /** Rule name → predicate. Scores, groups and descriptions are in symbols.ts. */
 export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   SUBJECT_NEEDS_ENCODING: needsEncoding('Subject'),
@@ -150,6 +174,8 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   REPLYTO_EXCESS_QP: excess('Reply-To', QP_WORD),
   CC_EXCESS_BASE64: excess('Cc', B64_WORD),
   CC_EXCESS_QP: excess('Cc', QP_WORD),
+  SUBJ_EXCESS_BASE64: excess('Subject', B64_WORD),
+  SUBJ_EXCESS_QP: excess('Subject', QP_WORD),
   R_RCVD_SPAMBOTS: hdr('Received', /^from \[\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\] by [-.\w+]{5,255}; [SMTWF][a-z][a-z], [\s\d]?\d [JFMAJSOND][a-z][a-z] \d{4} \d{2}:\d{2}:\d{2} [-+]\d{4}$/m),
   R_SAJDING: hdr('Subject', /\bsajding(?:om|a)?\b/i),
   FORGED_OUTLOOK_HTML: all(not(yahooBulk), outlookMua, onlyHtml),
@@ -228,6 +254,9 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   // Rspamd rules/regexp/misc.lua: the sender introduces itself by name or title.
   INTRODUCTION: bodyText(/\b(?:my name is\b|(?:i am|this is)\s+(?:mr|mrs|ms|miss|master|sir|prof(?:essor)?|d(?:octo)?r|rev(?:erend)?)(?:\.|\b))/i),
   X_PHP_EVAL: rawHdr('X-PHP-Originating-Script', / : eval\(\)'d code$/),
+  // PHP's mail() names the script as `uid:file`: a leading 0 or a seven-digit uid is made up.
+  X_PHP_FORGED_0X: rawHdr('X-PHP-Originating-Script', /^0\d/),
+  X_PHPOS_FAKE: hdr('X-PHP-Originating-Script', /^\d{7}:/i),
   GOOGLE_FORWARDING_MID_MISSING: rawHdr('Message-ID', /SMTPIN_ADDED_MISSING@mx\.google\.com>$/),
   GOOGLE_FORWARDING_MID_BROKEN: rawHdr('Message-ID', /SMTPIN_ADDED_BROKEN@mx\.google\.com>$/),
   CTE_CASE: rawHdr('Content-Transfer-Encoding', /^[78]B/),
@@ -262,6 +291,16 @@ export const HEADER_REGEXP_RULES: Record<string, Pred> = {
   HAS_WP_URI: hasWpUri,
   MID_RHS_WWW: hdr('Message-Id', /@www\./i),
   ENVFROM_SERVICE_ACCT: (task) => SERVICE_ACCOUNT.test(task.envelopeFrom?.address ?? ''),
+  MAIL_RU_MAILER,
+  YANDEX_RU_MAILER,
+  MAILER_1C_8: rspamdRe('X-Mailer', /^1C:Enterprise 8\.[23]$/),
+  // A bulk MTA's hand-off line: `from strongmail ([ip]) by host (-); date`.
+  STRONGMAIL: rspamdRe('Received', new RegExp(String.raw`^from\s+strongmail\s+\(${IPV4_LITERAL}\) by \S+ \(-\); `)),
+  HEADER_FROM_EMPTY_DELIMITER: emptyDelimiter('From'),
+  HEADER_TO_EMPTY_DELIMITER: emptyDelimiter('To'),
+  HEADER_CC_EMPTY_DELIMITER: emptyDelimiter('Cc'),
+  HEADER_REPLYTO_EMPTY_DELIMITER: emptyDelimiter('Reply-To'),
+  HEADER_DATE_EMPTY_DELIMITER: emptyDelimiter('Date'),
 };
 
 /** After `host: user` in X-Authenticated-Sender: the first colon with text before it and a blank after. */

@@ -64,9 +64,25 @@ export function aliasTags(addr: EmailAddress): string[] | undefined {
 }
 
 /**
+ * The address as Rspamd's EMAIL_PLUS_ALIASES prefilter hands it to the rules after it: without
+ * its plus tags, a Gmail user without dots (and googlemail.com read as gmail.com). The same
+ * object when there is nothing to take off.
+ */
+export function withoutAliases(addr: EmailAddress): EmailAddress {
+  const domain = addr.domain.toLowerCase();
+  const gmail = domain === 'gmail.com' || domain === 'googlemail.com';
+  const user = gmail ? addr.local.replaceAll('.', '') : addr.local;
+  const local = PLUS_TAGS.exec(user)?.[1] ?? user;
+  if (local === addr.local) return addr;
+  const dom = domain === 'googlemail.com' ? 'gmail.com' : addr.domain;
+  return { ...addr, local, domain: dom, address: `${local}@${dom}` };
+}
+
+/**
  * TAGGED_FROM / TAGGED_RCPT (Rspamd's EMAIL_PLUS_ALIASES prefilter): plus-tagged sender or
  * recipients, envelope first, then headers. Rspamd also rewrites the addresses without their
- * tags for later rules; mailsift's rules keep reading them as written.
+ * tags for later rules; mailsift's rules keep reading them as written, but for ENVFROM_PRVS and
+ * ENVFROM_VERP, whose verdicts turn on it (withoutAliases).
  */
 export function checkTagged(task: Task): void {
   for (const from of [task.envelopeFrom, task.message.from[0]]) {

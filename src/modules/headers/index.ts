@@ -24,6 +24,7 @@ import {
 } from './check-spoof.js';
 import { checkMid, checkMissingMid, makeDateCheck } from './check-date-mid.js';
 import { checkForged } from './check-forged.js';
+import { checkEnvfromPrvs, checkEnvfromVerp } from './check-envfrom.js';
 import { checkForwarded, checkFwdGoogle, checkFwdMailru, checkFwdSrs, checkFwdYandex } from './check-forwarding.js';
 import {
   checkBadCte,
@@ -54,7 +55,12 @@ const MIME_ONLY = new Set([
   'R_UNDISC_RCPT',
   'FROM_DISPLAY_CALLBACK',
   'SPOOF_REPLYTO',
+  'ENVFROM_PRVS',
+  'ENVFROM_VERP',
 ]);
+
+/** Rules that read the client's host name: after once_received, which may have resolved it. */
+const READS_CLIENT_NAME = new Set(['FWD_YANDEX', 'FWD_MAILRU']);
 
 const mimeOnly = (check: (task: Task) => void) => (task: Task): void => {
   if (!task.meta.raw) check(task);
@@ -116,9 +122,13 @@ export const headersModule = defineModule<HeadersConfig>({
       ['FWD_MAILRU', ['FWD_MAILRU'], checkFwdMailru],
       ['FWD_SRS', ['FWD_SRS'], checkFwdSrs],
       ['FORWARDED', ['FORWARDED'], checkForwarded],
+      // rules/misc.lua: tagged return paths, read by the FORGED_SENDER_VERP_SRS composite.
+      ['ENVFROM_PRVS', ['ENVFROM_PRVS'], checkEnvfromPrvs],
+      ['ENVFROM_VERP', ['ENVFROM_VERP'], checkEnvfromVerp],
     ];
     for (const [name, inserts, check] of rules) {
       const reg: SymbolRegistration = { name, stage: 'filters', inserts, check: MIME_ONLY.has(name) ? mimeOnly(check) : check };
+      if (READS_CLIENT_NAME.has(name)) reg.deps = [{ name: 'ONCE_RECEIVED_CHECK', weak: true }];
       ctx.symbol(reg);
     }
     // A prefilter in Rspamd (it rewrites the addresses there before any rule reads them).

@@ -98,6 +98,9 @@ export const HEADERS_SYMBOLS: Record<string, SymbolDef> = {
   // Envelope against headers (plugins/forged_recipients.lua; scores from scores.d/headers_group.conf)
   FORGED_SENDER: h(0.3, 'Sender is forged (different From: header and smtp MAIL FROM: addresses)'),
   FORGED_RECIPIENTS: h(2.0, 'Recipients are not the same as RCPT TO: mail command'),
+  // Tagged envelope senders (rules/misc.lua), read by the FORGED_SENDER_VERP_SRS composite
+  ENVFROM_PRVS: h(0.0, 'Envelope From is a PRVS address that matches the From address'),
+  ENVFROM_VERP: h(0.0, 'Envelope From is a VERP address'),
   // Forwarding (rules/forwarding.lua): score 0, read by the *_FORWARDING composites as g:forwarding
   FWD_GOOGLE: fwd('Message was forwarded by Google'),
   FWD_YANDEX: fwd('Message was forwarded by Yandex'),

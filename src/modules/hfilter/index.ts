@@ -15,6 +15,10 @@ export const hfilterModule = defineModule<HfilterConfig>({
     ctx.symbol({
       name: 'HFILTER_CHECK',
       stage: 'filters',
+      // Judges the PTR name once_received found when the MTA passed none (weak: ordering only;
+      // it waits only while that lookup is under way). Rspamd 3.4 declares no such order: its
+      // hfilter usually starts before the answer and reports the name unknown.
+      deps: [{ name: 'ONCE_RECEIVED_CHECK', weak: true }],
       flags: ['coro', 'nostat'],
       timeout: HFILTER_TIMEOUT_S,
       inserts: Object.keys(HFILTER_SYMBOLS),

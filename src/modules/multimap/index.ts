@@ -139,6 +139,8 @@ export const multimapModule = defineModule<MultimapConfig>({
         name: cb,
         stage: forced ? 'prefilters' : 'filters',
         ...(forced ? { priority: 10, flags: ['ignore_passthrough' as const] } : {}),
+        // A hostname rule reads the PTR name once_received may resolve (a prefilter runs before it).
+        ...(!forced && c.rule.type === 'hostname' ? { deps: [{ name: 'ONCE_RECEIVED_CHECK', weak: true }] } : {}),
         inserts: [...c.allowed],
         check: (task) => runRule(task, c),
       });

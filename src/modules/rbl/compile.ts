@@ -185,7 +185,10 @@ export function compileRules(cfg: RblConfig): CompiledRule[] {
   return out;
 }
 
-/** Whether a rule reads other symbols' results and so must run after them. */
+/**
+ * Whether a rule reads other symbols' results or work and so must run after them: DKIM results,
+ * required symbols, the client's PTR name once_received may resolve (`rdns`).
+ */
 export function needsLateRun(rule: CompiledRule): boolean {
-  return rule.checks.has('dkim') || rule.requireSymbols.length > 0;
+  return rule.checks.has('dkim') || rule.checks.has('rdns') || rule.requireSymbols.length > 0;
 }

@@ -111,11 +111,12 @@ export const rblModule = defineModule<RblConfig>({
     }
     if (late.length > 0) {
       const deps = new Set(['DKIM_CHECK', ...late.flatMap((p) => p.rule.requireSymbols)]);
+      if (late.some((p) => p.rule.checks.has('rdns'))) deps.add('ONCE_RECEIVED_CHECK');
       const waitForEarly = lateNeedsEarlyWhitelist(early, late);
       ctx.symbol({
         name: 'RBL_CALLBACK_LATE',
         stage: 'filters',
-        // Weak: without a DKIM module the lists still check URLs and e-mails.
+        // Weak: without a DKIM (or received) module the lists still check URLs and e-mails.
         deps: [...deps].map((name) => ({ name, weak: true })),
         flags: ['coro'],
         timeout: timeout + SCHEDULER_GRACE_SECONDS,

@@ -88,7 +88,8 @@ function clientHostname(task: Task): string | undefined {
 
 /**
  * Rspamd's once_received plugin. Without a client name from the MTA it asks for the PTR itself:
- * none is RDNS_NONE (and, on a single hop, ONCE_RECEIVED); a failed lookup is RDNS_DNSFAIL too.
+ * none is RDNS_NONE (and, on a single hop, ONCE_RECEIVED); a failed lookup is RDNS_DNSFAIL too;
+ * a name found becomes the task's client host name (task.setHostname).
  */
 export function makeOnceReceivedCheck(config: ReceivedConfig): (task: Task) => Promise<void> | void {
   return (task) => {
@@ -97,7 +98,9 @@ export function makeOnceReceivedCheck(config: ReceivedConfig): (task: Task) => P
     if (!ip) return;
     if (!config.check_authed && task.meta.user) return;
     if (!config.check_local && isLocalAddress(ip)) return;
-    const single = task.received.length <= 1;
+    // Counted as Rspamd 3.4 counts: with the hop it adds for a client the top hop does not name
+    // (its filter looks for the `artificial` flag where the hop table does not keep it).
+    const single = effectiveHops(task).length <= 1;
     const hostname = clientHostname(task);
     if (hostname) {
       if (single) onceReceived(task, config, hostname);
@@ -118,7 +121,11 @@ export function makeOnceReceivedCheck(config: ReceivedConfig): (task: Task) => P
         if (ua !== undefined) task.insert('DIRECT_TO_MX', 1, ua);
         return;
       }
-      const resolved = ptr.replace(/\.$/, '').toLowerCase();
+      // Rspamd keeps the name for the rules after it; here its readers (HFILTER_CHECK, the rdns
+      // lists, FWD_YANDEX, …) wait for this callback instead of asking again.
+      const host = ptr.replace(/\.$/, '');
+      if (host) task.setHostname(host);
+      const resolved = host.toLowerCase();
       if (config.good_host.some((g) => resolved.includes(g))) return;
       if (!single) return;
       task.insert('ONCE_RECEIVED');
@@ -130,7 +137,7 @@ export function makeOnceReceivedCheck(config: ReceivedConfig): (task: Task) => P
 
 /** A single hop from a client the MTA named: good names pass, bad-looking ones are strict. */
 function onceReceived(task: Task, config: ReceivedConfig, hostname: string): void {
-  const hop = task.received[0];
+  const hop = effectiveHops(task)[0];
   if (!hop) return;
   const hopHost = hop.fromHostname?.toLowerCase();
   if (hopHost && config.good_host.some((g) => hopHost.includes(g))) return;

@@ -82,3 +82,28 @@ export function checkUrlInSubject(task: Task): void {
     return;
   }
 }
+
+/** Schemes Rspamd's URL list returns by default (mailto, tel and the rest left out). */
+const LISTED_SCHEMES = new Set(['http', 'https', 'ftp', 'file']);
+/** Record flags its URI_COUNT_ODD leaves out: URLs only shown (Subject, link texts) and <area> links. */
+const NOT_COUNTED = ['subject', 'html_displayed', 'special'];
+
+/**
+ * URI_COUNT_ODD (Rspamd rules/misc.lua): a message whose top Content-Type is
+ * multipart/alternative shows its URLs an odd number of times. A generated alternative names
+ * each link in the text and again in the HTML, so the total is even. Counted as Rspamd counts
+ * (FoundUrl.count): the occurrences of every web URL whose own record carries a flag, leaving
+ * out the Subject's, those only a link's text shows, and plain links first met in the HTML (a
+ * record with no flag at all). The option is the total.
+ */
+export function checkUriCountOdd(task: Task): void {
+  const ct = task.message.headers.first('content-type')?.value;
+  if (ct === undefined || !/^multipart\/alternative/i.test(ct)) return;
+  let total = 0;
+  for (const u of task.message.urls) {
+    if (u.isEmail || u.count === 0 || u.firstFlags.size === 0 || !LISTED_SCHEMES.has(u.scheme)) continue;
+    if (NOT_COUNTED.some((f) => u.firstFlags.has(f))) continue;
+    total += u.count;
+  }
+  if (total % 2 === 1) task.insert('URI_COUNT_ODD', 1, String(total));
+}

@@ -1,9 +1,9 @@
 import { defineModule } from '../../plugin-api/index.js';
 import { UrlChecksConfig } from './config.js';
 import { URL_CHECKS_SYMBOLS } from './symbols.js';
-import { checkIpfs, checkOmograph, checkSuspiciousUrl, checkUrlInSubject } from './check.js';
+import { checkIpfs, checkOmograph, checkSuspiciousUrl, checkUriCountOdd, checkUrlInSubject } from './check.js';
 
-/** Rspamd's URL rules that need no network: homograph hosts, IPFS gateways, obscured hosts, links in the Subject. */
+/** Rspamd's URL rules that need no network: homograph hosts, IPFS gateways, obscured hosts, links in the Subject, odd link counts. */
 export const urlChecksModule = defineModule<UrlChecksConfig>({
   name: 'url_checks',
   config: UrlChecksConfig,
@@ -18,5 +18,6 @@ export const urlChecksModule = defineModule<UrlChecksConfig>({
       ctx.symbol({ name: 'R_SUSPICIOUS_URL', stage: 'filters', inserts: ['R_SUSPICIOUS_URL', 'ZERO_WIDTH_SPACE_URL'], check: checkSuspiciousUrl });
     }
     ctx.symbol({ name: 'URL_IN_SUBJECT', stage: 'filters', inserts: ['URL_IN_SUBJECT'], check: checkUrlInSubject });
+    ctx.symbol({ name: 'URI_COUNT_ODD', stage: 'filters', inserts: ['URI_COUNT_ODD'], check: checkUriCountOdd });
   },
 });
