@@ -292,7 +292,8 @@ describe("mailsift's web UI", { skip }, () => {
     await visit(w.page, 'symbols');
     assert.equal(await w.page.locator('input.weight').count(), 0, 'no weight inputs');
     assert.equal(await w.page.getByTestId('symbols-save').count(), 0);
-    assert.match(await w.page.getByTestId('action-thresholds').innerText(), /reject 15\.00/);
+    // The thresholds arrive with the page's second request: wait for them rather than read the box empty.
+    await w.page.getByTestId('action-thresholds').filter({ hasText: /reject 15\.00/ }).waitFor({ timeout: 10_000 });
     await visit(w.page, 'maps');
     await w.page.getByTestId('maps-table').getByRole('button', { name: /ui_blocked\.map/ }).click();
     assert.match(await w.page.getByTestId('map-text').inputValue(), /nobody\.invalid/);
