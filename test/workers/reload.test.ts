@@ -154,7 +154,8 @@ test('SIGHUP under load: every worker takes the new threshold, no scan fails; a 
       `# in-place reload under load: SIGHUP → every scan worker on the new config ${(tReloaded - t0).toFixed(0)} ms (supervisor: ${String(reloaded.ms)} ms); ` +
         `first new reply ${(firstNew - t0).toFixed(0)} ms, last old reply ${(lastOld - t0).toFixed(0)} ms after SIGHUP\n`,
     );
-    assert.ok(lastOld - t0 < 3000, `no old reply later than 3 s after SIGHUP (${(lastOld - t0).toFixed(0)} ms)`);
+    // The issue's bar: every worker on the new configuration within a second, under load.
+    assert.ok(lastOld - t0 < 1000, `no old reply later than 1 s after SIGHUP (${(lastOld - t0).toFixed(0)} ms)`);
     // The controller is replaced by a new process with the new configuration.
     await srv.waitFor((l) => /^reload: the controller worker\(s\) replaced/.test(l.msg), 'the controller', 60_000);
     const actions = await fetch(`http://127.0.0.1:${controllerPort}/actions`).then((r) => r.json() as Promise<Array<{ action: string; value: number }>>);
