@@ -99,7 +99,7 @@ export interface LoadedConfig {
     /** V8 heap cap of each worker process in bytes (`--max-old-space-size`); 0: V8's default. */
     maxHeap: number;
   };
-  logging: { level: LogLevel; format: LogFormat };
+  logging: { level: LogLevel; format: LogFormat; file?: string };
   /** Absolute path where stores keep their files. */
   dataDir: string;
   /** The `stores:` section (back end per store); src/storage/index.ts openStores reads it. */
@@ -365,8 +365,13 @@ export async function readConfig(dir: string, opts: LoadOptions = {}): Promise<C
       watchdogTimeout: cfg.workers.watchdog_timeout,
       maxHeap: cfg.workers.max_heap,
     },
-    // Resolved here, once: every process of the server then writes the same format.
-    logging: { level: cfg.logging.level, format: resolveLogFormat(cfg.logging.format) },
+    // Resolved here, once: every process of the server then writes the same format. A log file
+    // is no terminal: `auto` means JSON there.
+    logging: {
+      level: cfg.logging.level,
+      format: cfg.logging.file ? resolveLogFormat(cfg.logging.format, {}) : resolveLogFormat(cfg.logging.format),
+      ...(cfg.logging.file ? { file: resolve(absDir, cfg.logging.file) } : {}),
+    },
     dataDir: resolve(absDir, cfg.data_dir),
     stores: cfg.stores,
     hostname,

@@ -276,8 +276,13 @@ export const MainConfig = z.strictObject({
   logging: z
     .strictObject({
       level: z.enum(LOG_LEVELS).default('info'),
-      /** `auto`: text when stdout is a terminal, JSON otherwise. */
+      /** `auto`: text when stdout is a terminal, JSON otherwise (and in a log file). */
       format: z.enum(LOG_FORMAT_SETTINGS).default('auto'),
+      /**
+       * Every process appends its lines to this file instead of standard output; relative paths
+       * are taken from the config directory. Reopened by name when rotated (observability/log.ts).
+       */
+      file: z.string().min(1).optional(),
     })
     .prefault({}),
   /** Where stores keep their files; relative paths are taken from the config directory. */

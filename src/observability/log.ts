@@ -1,6 +1,8 @@
 // Structured logging for every process (supervisor, workers, CLI) over pino. The rest of the
 // code sees only the plugin API's Logger interface, so modules and the engine never import pino.
 
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
 import type { Logger } from '../core/logger.js';
 import { reportErrorLine } from './error-ring.js';
@@ -25,6 +27,8 @@ export interface LogOptions {
   format?: LogFormat;
   /** Where lines go; stdout by default. Tests pass a collecting stream. */
   destination?: { write(line: string): unknown };
+  /** Append to this file instead of stdout (logging.file); throws at once when it cannot be opened. */
+  file?: string;
   /** Fields on every line (e.g. the worker role). */
   base?: Record<string, unknown>;
 }
@@ -79,8 +83,43 @@ function wrap(p: PinoLogger, tag = ''): RootLogger {
   };
 }
 
+/** How often a log file's name is checked for a rotation (the file renamed or removed under us). */
+const REOPEN_CHECK_MS = 5_000;
+
+function inodeOf(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Lines appended to `path`. Writes are asynchronous (a slow disk never holds a scan) and each is
+ * whole lines, so with O_APPEND the processes' lines never interleave within a line; what is
+ * pending is written out on exit. After logrotate renames the file, its name is opened anew
+ * within REOPEN_CHECK_MS, without a signal (copytruncate needs nothing: appends follow the end).
+ */
+function fileDestination(path: string): { write(line: string): unknown } {
+  // Opened once here, synchronously: a path that cannot be written is a start-up error with its
+  // reason, not an asynchronous stream error later.
+  mkdirSync(dirname(path), { recursive: true });
+  closeSync(openSync(path, 'a'));
+  const stream = pino.destination({ dest: path, append: true, mkdir: true, sync: false });
+  // A full or failing disk loses log lines; it must not end the process that scans.
+  stream.on('error', (err: Error) => process.stderr.write(`log file ${path}: ${err.message}\n`));
+  let ino = inodeOf(path);
+  setInterval(() => {
+    const now = inodeOf(path);
+    if (now === ino) return;
+    stream.reopen();
+    ino = inodeOf(path);
+  }, REOPEN_CHECK_MS).unref();
+  return stream;
+}
+
 export function createLogger(opts: LogOptions = {}): RootLogger {
-  const out = opts.destination ?? process.stdout;
+  const out = opts.destination ?? (opts.file ? fileDestination(opts.file) : process.stdout);
   const format = opts.format ?? 'json';
   const dest: DestinationStream = format === 'text' ? textDestination(out) : { write: (l: string) => void out.write(l) };
   const p = pino(

@@ -213,7 +213,7 @@ export async function runSingle(cfg: LoadedConfig, set: ServerModules, log: Root
     log.info(`--single: workers.max_heap (${mib(cfg.workers.maxHeap)}) cannot apply to a running process; its heap limit is ${mib(heapLimit)} (start node with --max-old-space-size to cap it)`);
   }
   // From here on, as the supervisor does from a worker's readiness: start-up is not judged.
-  if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format }, log);
+  if (cfg.workers.watchdogTimeout > 0) startWatchdogThread({ timeoutMs: cfg.workers.watchdogTimeout * 1000, ...(board ? { boardPath: board.path } : {}), format: cfg.logging.format, ...(cfg.logging.file ? { file: cfg.logging.file } : {}) }, log);
   if (confDir) {
     try {
       writePidFile(cfg.dataDir);
@@ -373,7 +373,7 @@ export async function serveInProcess(opts: ServeOptions): Promise<void> {
   // A plugin that does not load is reported by each worker and left out, never a start-up failure.
   const set = await loadServerModules(opts.confDir);
   const cfg = await loadConfig(opts.confDir, { modules: set.modules, runtime: !cluster.isWorker });
-  const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format });
+  const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format, ...(cfg.logging.file ? { file: cfg.logging.file } : {}) });
   // stdout is the log stream: a library's console output must arrive as a record, not raw text.
   routeConsoleToLog(log.child('console'));
   if (cluster.isWorker) {

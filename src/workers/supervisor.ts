@@ -648,7 +648,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     return serveInProcess(opts);
   }
   const part = await loadPrimaryConfig(opts.confDir);
-  const log = createLogger({ level: part.cfg.logging.level, format: part.cfg.logging.format });
+  const log = createLogger({ level: part.cfg.logging.level, format: part.cfg.logging.format, ...(part.cfg.logging.file ? { file: part.cfg.logging.file } : {}) });
   // stdout is the log stream: a library's console output must arrive as a record, not raw text.
   routeConsoleToLog(log.child('console'));
   return runPrimary(opts.confDir, part, log, opts.workers);

@@ -17,13 +17,15 @@ export interface WatchdogThreadOptions {
   /** The process's scan board, read when the loop stalls. */
   boardPath?: string;
   format: LogFormat;
+  /** logging.file: the line is appended there instead of written to stdout. */
+  file?: string;
 }
 
 /** Runs in the thread. Mirrors readScanBoard/describeInFlight (scan-board.ts, watchdog.ts) in a few lines. */
 const THREAD_SOURCE = `
 const { workerData } = require('node:worker_threads');
 const fs = require('node:fs');
-const { clock, timeoutMs, boardPath, format, slots, slotBytes, maxNamed, tickMs, heldMs } = workerData;
+const { clock, timeoutMs, boardPath, format, file, slots, slotBytes, maxNamed, tickMs, heldMs } = workerData;
 const stamp = new BigInt64Array(clock);
 function inFlight(now) {
   if (!boardPath) return 'its scans in flight are unknown (no scan board)';
@@ -68,7 +70,7 @@ setInterval(() => {
     : JSON.stringify({ level: 50, time: now, pid: process.pid, tag: 'watchdog', silentMs: silent, msg }) + '\\n';
   fired = true;
   // Straight to the file descriptor: a thread's process.stdout goes through the stuck main loop.
-  try { fs.writeSync(1, line); } finally { process.kill(process.pid, 'SIGKILL'); }
+  try { if (file) fs.appendFileSync(file, line); else fs.writeSync(1, line); } finally { process.kill(process.pid, 'SIGKILL'); }
 }, tickMs);
 `;
 
@@ -85,7 +87,7 @@ export function startWatchdogThread(opts: WatchdogThreadOptions, log: Logger): v
   setInterval(beat, HEARTBEAT_INTERVAL_MS).unref();
   const thread = new Worker(THREAD_SOURCE, {
     eval: true,
-    workerData: { clock, timeoutMs: opts.timeoutMs, boardPath: opts.boardPath, format: opts.format, slots: BOARD_SLOTS, slotBytes: BOARD_SLOT_BYTES, maxNamed: MAX_NAMED_SCANS, tickMs: WATCHDOG_TICK_MS, heldMs: 4 * WATCHDOG_TICK_MS },
+    workerData: { clock, timeoutMs: opts.timeoutMs, boardPath: opts.boardPath, format: opts.format, file: opts.file, slots: BOARD_SLOTS, slotBytes: BOARD_SLOT_BYTES, maxNamed: MAX_NAMED_SCANS, tickMs: WATCHDOG_TICK_MS, heldMs: 4 * WATCHDOG_TICK_MS },
     // The thread's own heap: it reads one small file and formats one line.
     resourceLimits: { maxOldGenerationSizeMb: 16 },
   });
