@@ -113,6 +113,28 @@ describe('PHISHED_PHISHTANK over DNS', () => {
     assert.deepEqual(new Set(asked.map((q) => q.name)), new Set([listedHp, phishtankName(['other.example', 'page.html'], SUFFIX)]));
   });
 
+  it('asks exactly the names Rspamd 3.4 asked for the same messages (its resolver log, recorded once)', async () => {
+    // Recorded with the reference Rspamd 3.4 (bench/servers.ts startReferenceRspamd, BENCH_DNS_LOG):
+    // the displayed URL of a phished link is asked too, an <img> and a pathless URL are not, an ftp
+    // URL is, `a/b/../c` is normalised, `%20` decoded, and a query adds a second name.
+    const html = Buffer.from(
+      'From: a@sender.example\r\nTo: b@example.net\r\nSubject: t\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n' +
+        '<html><body><a href="http://evil.example/other/page.html">http://www.paypal.com/signin</a>\r\n' +
+        '<img src="http://img.example/pic.png"> <a href="http://link.example/p%20q?r=1">click</a></body></html>\r\n',
+    );
+    const text = message(['https://evil.com/paypal/login.html#top', 'http://bare.com/', 'www.plain.com/a/b/../c', 'ftp://files.com/pub/file.txt']);
+    const rspamd = new Map([
+      [html, ['1b8bxqq771apzb66hm8rt5e7gxinqhgu', '6c7uyt3kbdia4m9zznjzfig3zg3wdwtp', '8m1tzpja9zp8yq1e1w39pgwk6mx5te7s', 'mophzaeotjejxqmgek5j6f5n3zq9xujg']],
+      [text, ['5ero8yi7wm9fwon666gx4oewjre3pj1e', 'gxdhwifkretmiika8g7fuqrtao98bmz6', 'pjkqmoyrrjaqrkr1ta5mspbjres4dtqp']],
+    ]);
+    for (const [msg, labels] of rspamd) {
+      dns.queries.length = 0;
+      await engine.scan(msg, meta());
+      const asked = [...new Set(dns.queries.filter((q) => q.name.endsWith(SUFFIX)).map((q) => q.name))].sort();
+      assert.deepEqual(asked, labels.map((l) => `${l}.${SUFFIX}`));
+    }
+  });
+
   it('case of the host and percent escapes do not change the name (Rspamd lower-cases and decodes)', async () => {
     const r = await engine.scan(message(['http://Bank-Login.EXAMPLE/secure/%76erify.php']), meta());
     assert.deepEqual(symbol(r, 'PHISHED_PHISHTANK')?.options, [TXT]);
