@@ -216,6 +216,13 @@ describe('PHISHED_OPENPHISH from a feed file', () => {
     assert.equal(await hit('http://good.example/paypal/login.html'), undefined);
   });
 
+  it('`openphish_url` (Rspamd\'s other name) names the feed too', async () => {
+    await writeFile(join(dir, 'other-feed.txt'), 'http://named.example/p\n');
+    const cfg = engineConfig({ phishing: { phishtank_enabled: false, openphish_enabled: true, openphish_url: 'other-feed.txt' } });
+    const e = await createEngine(cfg, [phishingModule], { maps, log: quiet });
+    assert.equal(symbol(await e.scan(message(['http://named.example/p']), meta()), 'PHISHED_OPENPHISH')?.score, 7);
+  });
+
   it('the feed is re-read when its file changes', async () => {
     await writeFile(join(dir, 'feed.txt'), 'http://fresh.example/a/b\n');
     await maps.checkFiles();

@@ -34,6 +34,8 @@ export const PhishingConfig = z.strictObject({
    * Rspamd's default is OpenPhish's public feed.
    */
   openphish_map: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).default('https://www.openphish.com/feed.txt'),
+  /** Rspamd's other name for the feed; wins over `openphish_map` when both are set, as in Rspamd. */
+  openphish_url: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
   /**
    * Rspamd reads the premium feed as one JSON object a line; mailsift reads only the plain
    * feed (one URL a line), so `true` is refused rather than silently matching nothing.

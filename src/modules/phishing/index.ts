@@ -21,7 +21,7 @@ export const phishingModule = defineModule<PhishingConfig>({
     const phishing = makePhishingCheck(cfg);
     let openphish: (() => FeedIndex) | undefined;
     if (cfg.openphish_enabled) {
-      const map = await ctx.maps.add({ url: cfg.openphish_map, kind: 'set', description: 'OpenPhish feed (phishing URLs, one a line)' });
+      const map = await ctx.maps.add({ url: cfg.openphish_url ?? cfg.openphish_map, kind: 'set', description: 'OpenPhish feed (phishing URLs, one a line)' });
       openphish = feedIndexOf(map);
     }
     const feeds = cfg.phishtank_enabled || openphish !== undefined;
