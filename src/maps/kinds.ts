@@ -14,6 +14,8 @@ export interface MapData {
   readonly size: number;
   /** Entries that could not be compiled (bad regexp, bad CIDR), for a load warning. */
   readonly rejected: number;
+  /** The keys, for kinds that store them as written (set, hash). */
+  keys?(): Iterable<string>;
 }
 
 class HashData implements MapData {
@@ -24,6 +26,9 @@ class HashData implements MapData {
   }
   get size(): number {
     return this.#m.size;
+  }
+  keys(): Iterable<string> {
+    return this.#m.keys();
   }
   get(key: string): string | undefined {
     return this.#m.get(key);

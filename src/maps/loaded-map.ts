@@ -16,6 +16,7 @@ export class LoadedMap implements MapHandle {
   readonly sources: readonly SourceState[];
   readonly #texts: Array<string | undefined>;
   #data: MapData = EMPTY;
+  #version = 0;
   readonly #log: Logger;
   /** Serialises reloads: a timer and a savemap may ask at the same time. */
   #reloading: Promise<boolean> | undefined;
@@ -30,6 +31,14 @@ export class LoadedMap implements MapHandle {
 
   get size(): number {
     return this.#data.size;
+  }
+
+  get version(): number {
+    return this.#version;
+  }
+
+  keys(): Iterable<string> {
+    return this.#data.keys?.() ?? [];
   }
 
   get(key: string): string | undefined {
@@ -85,5 +94,6 @@ export class LoadedMap implements MapHandle {
       this.#log.warn('map entries skipped: not valid for the map kind', { uris: this.sources.map((s) => s.uri), kind: this.kind, skipped: data.rejected });
     }
     this.#data = data;
+    this.#version++;
   }
 }

@@ -37,6 +37,13 @@ export interface MapHandle {
   weight(key: string): number | undefined;
   /** Entries currently loaded. */
   readonly size: number;
+  /**
+   * The keys of a `set` or `hash` map (none for the other kinds), for a module that indexes the
+   * entries its own way (phishing's OpenPhish feed, keyed by host).
+   */
+  keys(): Iterable<string>;
+  /** Bumped on every (re)load that changed the data, so such an index knows when to rebuild. */
+  readonly version: number;
 }
 
 /** One source of a map as the controller lists it (`/maps`, `/plugins/maps/list`). */

@@ -1,8 +1,7 @@
 // Rspamd 3.4's default composites (conf/composites.conf) as data: the ones whose every atom a
 // mailsift module can insert (test/modules/dead-defaults.test.ts fails on an atom nothing
 // produces). Left out until something produces their atoms, so that they could fire:
-//   BOUNCE_NO_AUTH (BOUNCE, SUBJ_BOUNCE_WORDS); COMPROMISED_ACCT_BULK, UNDISC_RCPTS_BULK (DCC);
-//   HACKED_WP_PHISHING, PHISH_EMOTION (PHISHED_OPENPHISH, PHISHED_PHISHTANK: the phishing feeds).
+//   BOUNCE_NO_AUTH (BOUNCE, SUBJ_BOUNCE_WORDS); COMPROMISED_ACCT_BULK, UNDISC_RCPTS_BULK (DCC).
 // Not added yet although both atoms exist: RBL_SPAMHAUS_XBL_ANY (4.0 in scores.d/rbl_group.conf).
 import type { CompositeDef } from '../../plugin-api/index.js';
 
@@ -118,6 +117,22 @@ export const DEFAULT_COMPOSITES: Record<string, Def> = {
     expression: '(FREEMAIL_FROM | FREEMAIL_ENVFROM | FREEMAIL_REPLYTO) & R_UNDISC_RCPT & (INTRODUCTION | FROM_NAME_HAS_TITLE | FREEMAIL_REPLYTO_NEQ_FROM_DOM)',
     description: "Message exhibits strong characteristics of advance fee fraud (AFF a/k/a '419' spam) involving freemail addresses",
     score: 4.0,
+    policy: 'leave',
+  },
+  // Phishing links or feed hits (phishing module: PHISHING, PHISHED_OPENPHISH, PHISHED_PHISHTANK;
+  // rbl: DBL_PHISH) together with other signs. HACKED_WP_PHISHING has no score in
+  // composites.conf: its weight and group come from scores.d/phishing_group.conf.
+  HACKED_WP_PHISHING: {
+    expression: '(HAS_X_POS | HAS_PHPMAILER_SIG) & HAS_WP_URI & (PHISHING | DBL_PHISH | PHISHED_OPENPHISH | PHISHED_PHISHTANK)',
+    description: 'Phish message sent by hacked Wordpress instance',
+    score: 4.5,
+    policy: 'leave',
+    group: 'phishing',
+  },
+  PHISH_EMOTION: {
+    expression: '(PHISHING | DBL_PHISH | PHISHED_OPENPHISH | PHISHED_PHISHTANK) & (SUBJECT_ENDS_QUESTION | SUBJECT_ENDS_EXCLAIM)',
+    description: 'Phish message with subject trying to address users emotion',
+    score: 1.0,
     policy: 'leave',
   },
 };

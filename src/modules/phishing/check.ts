@@ -16,6 +16,7 @@ export function isClickTracker(href: string): boolean {
   return TRACKER_PATH.test(href);
 }
 
+/** The PHISHING check alone; the feeds run after it, since the OpenPhish 0.1 case reads its `phished` marks. */
 export function makePhishingCheck(cfg: PhishingConfig): (task: Task) => void {
   const strict = new Set(cfg.strict_domains.map((d) => d.toLowerCase()));
   const exceptions = new Set(cfg.exceptions.map((d) => d.toLowerCase()));
