@@ -195,8 +195,11 @@ function readAsRspamd(tokens: Token[], hop: ReceivedHop): void {
   const comment = tokens.find((t) => t.kind === 'comment');
   if (comment) readTcpInfo(comment.text.trim(), hop);
   if (hop.realIp === undefined) {
-    const words = tokens.filter((t) => t.kind === 'word').map((t) => t.text).join(' ');
-    readTcpInfo(words, hop);
+    // Rspamd's `from` data: the first word, and a bracketed address right after it appended
+    // without the blank (`host [ip]` reads as `host[ip]`, so a name without a dot counts there).
+    const words = tokens.filter((t) => t.kind === 'word');
+    const data = words[1]?.text.startsWith('[') ? `${words[0]!.text}${words[1].text}` : words[0]?.text ?? '';
+    readTcpInfo(data, hop);
   }
 }
 

@@ -85,6 +85,10 @@ test('Rspamd real_ip / real_hostname of a hop: the Postfix reverse name only, `u
   // Only the first comment is read: an address in a later one is not Rspamd's real_ip.
   assert.equal(parseReceived(`from box (HELO box) (198.51.100.9) by mx.example.org with SMTP; ${DATE}`).realIp, undefined);
   assert.equal(parseReceived(NO_FROM).realIp, undefined);
+  // Without a comment: the first word and a bracketed address right after it (fetchmail's hop).
+  const fetched = parseReceived(`from phobos [127.0.0.1] by localhost with IMAP (fetchmail-5.9.0); ${DATE}`);
+  assert.equal(fetched.realIp, '127.0.0.1');
+  assert.equal(fetched.realHostname, 'phobos');
 });
 
 test('no IP: the top hop with a reverse name gives address and name; no HFILTER_HOSTNAME_UNKNOWN', async () => {
