@@ -30,8 +30,18 @@ export interface TlsInfo {
  * Every entry point produces it; the engine reads only it.
  */
 export interface ScanMeta {
-  /** Client address, normalised (IPv4-mapped IPv6 reduced to IPv4, no port). Absent: "no IP". */
+  /**
+   * Client address, normalised (IPv4-mapped IPv6 reduced to IPv4, no port). Absent: "no IP".
+   * When the request gave none, the engine takes it (and `hostname`) from the top Received
+   * header before any rule runs, as Rspamd 3.4 does; `noIp` then keeps the request's fact.
+   */
   ip?: string;
+  /**
+   * The request carried no (valid) client IP: Rspamd's NO_IP task flag. `ip` and `hostname` may
+   * since have been read from the top Received header (src/engine/received-client.ts); rules
+   * that must know whether an MTA gave the address read this, not `ip`.
+   */
+  noIp?: boolean;
   helo?: string;
   hostname?: string;
   /** SMTP MAIL FROM address without brackets; '' is the null sender `<>`. Absent: not given or invalid. */

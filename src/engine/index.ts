@@ -19,6 +19,7 @@ import { createSettingsResolver, defaultSettings } from './settings.js';
 import type { CompiledSettings, SettingsResolver } from './settings.js';
 import { DEFAULT_SUBJECT_TEMPLATE } from './subject.js';
 import { ScanTask } from './task.js';
+import { clientFromMessage } from './received-client.js';
 import { CpuTurns } from './cpu-turns.js';
 import { createNetServices } from '../net/index.js';
 import type { NetServices } from '../net/index.js';
@@ -178,13 +179,17 @@ class EngineImpl implements Engine, EngineCore {
     });
   }
 
-  async scan(message: Buffer, meta: ScanMeta): Promise<ScanResult> {
+  async scan(message: Buffer, requestMeta: ScanMeta): Promise<ScanResult> {
+    // A request without a client IP takes it from the top Received header before settings and
+    // rules see it (received-client.ts); the message parsed for that is the scan's.
+    const { meta, parsed } = clientFromMessage(requestMeta, message);
     // Selector conditions of settings rules read the message: parsed then, once, for the scan too.
     let early: SelectorTask | undefined;
-    const lazy = (): SelectorTask => (early ??= messageTask(message, meta));
+    const lazy = (): SelectorTask => (early ??= messageTask(message, meta, undefined, parsed));
     const settings = this.#resolver.resolve(meta, (msg, extra) => this.log.warn(msg, extra), lazy) ?? this.defaultSettings;
     const task = new ScanTask(this, message, meta, settings);
     if (early) task.adoptMessage(early.message);
+    else if (parsed) task.adoptMessage(parsed);
     try {
       await runScan(task);
     } catch (err) {

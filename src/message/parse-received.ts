@@ -133,6 +133,74 @@ function parseFromClause(tokens: Token[], hop: ReceivedHop): void {
     }
   }
   if (ip) hop.fromIp = ip;
+  readAsRspamd(tokens, hop);
+}
+
+/** Characters Rspamd's URL table counts as part of a domain name (bytes ≥ 0x80 too). */
+const DOMAIN_CHAR = /[A-Za-z0-9._%\-\u0080-\uffff]/;
+const RDNS_END = /[\s[(]/;
+
+/**
+ * A reverse name at the start of `s` as Rspamd 3.4 accepts one: domain characters up to a blank,
+ * bracket or parenthesis, and then only with a dot in it (`unknown [ip]` names nothing); or the
+ * whole of `s` when nothing follows the name.
+ */
+function leadingName(s: string): string | undefined {
+  let n = 0;
+  let dot = false;
+  while (n < s.length && DOMAIN_CHAR.test(s[n]!)) {
+    if (s[n] === '.') dot = true;
+    n++;
+  }
+  if (n === 0) return undefined;
+  if (n === s.length || (dot && RDNS_END.test(s[n]!))) return s.slice(0, n);
+  return undefined;
+}
+
+/**
+ * One piece of the `from` clause read for an address and a reverse name, in Rspamd's order:
+ * `[ip]…` (Exim) gives the address only; a text that is an address gives it; `name [ip]`
+ * (Postfix, sendmail) gives both; a text without a bracket may be a name.
+ */
+function readTcpInfo(text: string, hop: ReceivedHop): void {
+  if (text.length === 0) return;
+  if (text[0] === '[') {
+    const close = text.indexOf(']');
+    const ip = close > 0 ? normaliseIp(text.slice(1, close)) : undefined;
+    if (ip) hop.realIp = ip;
+    return;
+  }
+  const whole = /^[0-9a-f]/i.test(text) ? normaliseIp(text) : undefined;
+  if (whole) {
+    hop.realIp = whole;
+    return;
+  }
+  const open = text.indexOf('[');
+  if (open < 0) {
+    const name = leadingName(text);
+    if (name !== undefined) hop.realHostname = name.toLowerCase();
+    return;
+  }
+  const close = text.lastIndexOf(']');
+  if (close <= open) return;
+  const ip = normaliseIp(text.slice(open + 1, close));
+  if (!ip) return;
+  hop.realIp = ip;
+  const name = leadingName(text.slice(0, open));
+  if (name !== undefined) hop.realHostname = name.toLowerCase();
+}
+
+/** Rspamd 3.4's reading of the `from` clause: its first comment, then its words if no address came of it. */
+function readAsRspamd(tokens: Token[], hop: ReceivedHop): void {
+  const comment = tokens.find((t) => t.kind === 'comment');
+  if (comment) readTcpInfo(comment.text.trim(), hop);
+  if (hop.realIp === undefined) {
+    // Rspamd's `from` data: the first word, and a bracketed address right after it appended
+    // without the blank (`host [ip]` reads as `host[ip]`, so a name without a dot counts there).
+    const words = tokens.filter((t) => t.kind === 'word');
+    const data = words[1]?.text.startsWith('[') ? `${words[0]!.text}${words[1].text}` : words[0]?.text ?? '';
+    readTcpInfo(data, hop);
+  }
 }
 
 const TLS_PROTO = /(?:SMTP|LMTP)SA?$|^HTTPS$/;

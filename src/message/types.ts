@@ -247,6 +247,15 @@ export interface ReceivedHop {
   fromHostname?: string;
   /** Sending host address (IPv4 or IPv6, normalised), when recorded. */
   fromIp?: string;
+  /**
+   * The sender as Rspamd 3.4 reads it (its `real_ip` / `real_hostname`): only the first comment
+   * of the `from` clause, then the clause's words. A request without a client IP takes its IP
+   * and host name from these fields of the top hop (src/engine/received-client.ts). The name is
+   * only the Postfix form's reverse name (`(name [ip])`, `unknown` is none); Exim's leading
+   * name is not one, as in Rspamd.
+   */
+  realIp?: string;
+  realHostname?: string;
   /** Receiving host (`by <host>`). */
   by?: string;
   /** `with` protocol, upper-cased: SMTP, ESMTP, ESMTPS, ESMTPSA, LMTP, HTTP, LOCAL, … */

@@ -84,8 +84,9 @@ function mimeRcpts(task: SelectorTask): EmailAddress[] {
   return [...task.message.to, ...task.message.cc].filter((a) => a.address !== '');
 }
 
+/** `task:get_from_ip()`: the request's IP or, without one, the top Received's (src/engine/received-client.ts). */
 function senderIp(task: SelectorTask): string | undefined {
-  return task.meta.ip ?? task.received.find((h) => h.fromIp !== undefined)?.fromIp;
+  return task.meta.ip;
 }
 
 /** Web URLs as `task:get_urls()` gives them: no e-mail addresses, no images. */

@@ -9,8 +9,9 @@ import type { ScanMeta } from '../core/scan-types.js';
 import type { EmailAddress, Message, ReceivedHop } from '../message/types.js';
 import type { SelectorTask } from './task.js';
 
-export function messageTask(raw: Buffer, meta: ScanMeta, uid?: string): SelectorTask {
-  let message: Message | undefined;
+/** `parsed`: the message already parsed from `raw` (the engine's, read for the request's client). */
+export function messageTask(raw: Buffer, meta: ScanMeta, uid?: string, parsed?: Message): SelectorTask {
+  let message: Message | undefined = parsed;
   let received: ReceivedHop[] | undefined;
   let rcpt: EmailAddress[] | undefined;
   const connectTime = Date.now();

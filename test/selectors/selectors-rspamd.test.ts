@@ -4,6 +4,7 @@
 // hash-table order the comparison ignores order; where mailsift knowingly differs, DEVIATIONS
 // says why and what mailsift gives instead.
 
+import { clientFromMessage } from '../../src/engine/received-client.js';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -32,7 +33,10 @@ export function answer(c: Pick<MessageCase, 'message' | 'selector' | 'headers'>)
     assert.ok(isSelectorError(err), `not a coded selector error: ${String(err)}`);
     return { status: 500, body: { error: 'invalid selector' } };
   }
-  const data = sel.flatten(messageTask(readFileSync(messagePath(c.message)), parseV2Headers(headers)));
+  // As the check_message endpoint reads it: a request without an IP gets the top Received's.
+  const raw = readFileSync(messagePath(c.message));
+  const { meta, parsed } = clientFromMessage(parseV2Headers(headers), raw);
+  const data = sel.flatten(messageTask(raw, meta, undefined, parsed));
   return { status: 200, body: data === undefined ? { success: true } : { success: true, data } };
 }
 

@@ -159,14 +159,13 @@ export class RequestCollector {
 }
 
 /**
- * The address the IP checks treat as the sender's: the `IP` the MTA gave, or, when it gave none,
- * the address the top (latest) Received header recorded. Rspamd 3.4 does the same: a task without
- * an IP takes its sender address from the top Received hop, so a message handed over without one
- * (`rspamc file.eml`) that arrived from a local relay is not checked against the IP lists at all,
- * and one whose top hop is public has that hop checked as the sender.
+ * The address the IP checks treat as the sender's: the `IP` the MTA gave or, without one, the
+ * address the engine read from the top Received header as Rspamd 3.4 does
+ * (src/engine/received-client.ts). A message a local relay handed on has a local address there,
+ * which the IP lists are not asked about.
  */
 function senderIp(task: Task): string | undefined {
-  return task.meta.ip ?? task.received[0]?.fromIp;
+  return task.meta.ip;
 }
 
 /** Whether the rule applies to this message at all (Rspamd's pipeline guards). */

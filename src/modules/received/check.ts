@@ -16,13 +16,14 @@ const RCVD_BUCKETS = [
 ] as const;
 
 /**
- * The chain as Rspamd 3.4 counts it: when the client IP is known and differs from the top hop's
- * sender, an artificial hop for the connection is put in front (and, in 3.4, counted).
+ * The chain as Rspamd 3.4 counts it: when the MTA gave a client IP that differs from the top
+ * hop's sender, an artificial hop for the connection is put in front (and, in 3.4, counted).
+ * An IP read from the top hop itself (a request without one, `meta.noIp`) adds nothing.
  */
 export function effectiveHops(task: Task): readonly ReceivedHop[] {
   const hops = task.received;
   const ip = task.meta.ip;
-  if (!ip || hops.length === 0 || hops[0]!.fromIp === ip) return hops;
+  if (!ip || task.meta.noIp || hops.length === 0 || hops[0]!.fromIp === ip) return hops;
   const artificial: ReceivedHop = { raw: '', fromIp: ip, tls: false, authenticated: false, unparsed: false };
   return [artificial, ...hops];
 }

@@ -12,6 +12,7 @@ import { basename } from 'node:path';
 import { checkSelector, compileSelector, isSelectorError, listExtractors, listTransforms, messageTask, type SelectorEnv } from '../../selectors/index.js';
 import type { PluginEndpointDef } from '../../config/controller-plugin-types.js';
 import type { ControllerContext } from './types.js';
+import { clientFromMessage } from '../../engine/received-client.js';
 
 function selectorEnv(ctx: ControllerContext): SelectorEnv {
   return {
@@ -44,7 +45,10 @@ export function selectorsEndpoints(ctx: ControllerContext): Record<string, Plugi
           if (!isSelectorError(err)) throw err;
           return conn.sendError(500, err.message);
         }
-        const data = selector.flatten(messageTask(task.getContent(), task.meta()));
+        // Rspamd processes the message here as for a scan: a request without an IP gets the top Received's.
+        const raw = task.getContent();
+        const { meta, parsed } = clientFromMessage(task.meta(), raw);
+        const data = selector.flatten(messageTask(raw, meta, undefined, parsed));
         conn.sendUcl(data === undefined ? { success: true } : { success: true, data });
       },
     },
