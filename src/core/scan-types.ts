@@ -207,4 +207,6 @@ export interface ScanResult {
   explain?: VerdictExplanation;
   /** The task is not to be logged or kept in the history: `no_log` set by Settings or a rule (the request's `Log: no` is in ScanMeta). */
   noLog?: boolean;
+  /** The client address read from the top Received header for a request that named none (src/engine/received-client.ts): the log line and history name it, as Rspamd's do; never rendered in replies. */
+  clientIp?: string;
 }

@@ -199,6 +199,7 @@ class EngineImpl implements Engine, EngineCore {
       this.log.error('scan failed inside the engine', { error: (err as Error).message, stage: task.stage, ...(item ? { module: item.module, symbol: item.name } : {}), stack: (err as Error).stack });
     }
     const result = buildResult(task);
+    if (requestMeta.ip === undefined && meta.ip !== undefined) result.clientIp = meta.ip;
     task.finished = true;
     task.abort('task finished');
     return result;

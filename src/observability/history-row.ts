@@ -166,7 +166,7 @@ export function buildHistoryRow(result: ScanResult, meta: ScanMeta, message: Buf
     user: meta.user ?? 'unknown',
     subject: rawSubject === undefined ? 'unknown' : decodeWords(rawSubject).slice(0, MAX_SUBJECT),
     size: message.length,
-    ip: meta.ip ?? 'unknown',
+    ip: meta.ip ?? result.clientIp ?? 'unknown',
     explain: explainOf(result),
   };
   return row;

@@ -110,7 +110,8 @@ export function scanLogFields(input: ScanLogInput): ScanLogFields {
   if (meta.logTag !== undefined) f.logTag = safeValue(meta.logTag);
   if (result.messageId !== undefined) f.messageId = safeValue(result.messageId);
   if (meta.queueId !== undefined) f.queueId = safeValue(meta.queueId);
-  if (meta.ip !== undefined) f.ip = safeValue(meta.ip);
+  const ip = meta.ip ?? result.clientIp;
+  if (ip !== undefined) f.ip = safeValue(ip);
   if (meta.user !== undefined) f.user = safeValue(meta.user);
   if (meta.from !== undefined) f.from = safeValue(meta.from);
   if (result.dnsFailures) f.dnsFailures = { ...result.dnsFailures, names: result.dnsFailures.names.map((n) => safeValue(n)) };

@@ -91,6 +91,40 @@ test('JSON: one info line per scan with the envelope, verdict, symbols, size, ti
   assert.equal(again!.queueId, undefined, 'what the request did not give is left out');
 });
 
+test('a request without an IP: the log line and the history row name the client the top Received header records', async () => {
+  const relayed = Buffer.from(
+    [
+      'Received: from mail.sender.example.net (mail.sender.example.net [198.51.100.7]) by mx.example.org (Postfix) with ESMTP id 4F1A2B for <a@example.org>; Tue, 20 Aug 2002 09:58:00 +0000',
+      'From: Sender <sender@sender.example.net>',
+      'To: a@example.org',
+      'Subject: relayed',
+      'Message-ID: <relayed-client@sender.example.net>',
+      'Date: Tue, 20 Aug 2002 09:57:00 +0000',
+      '',
+      'A message an MTA received from 198.51.100.7.',
+      '',
+    ].join('\r\n'),
+  );
+  const from = srv.lines.length;
+  const r = await httpCall(srv.normalPort, 'POST', '/checkv2', relayed, { 'Log-Tag': 'tag-client' });
+  assert.equal(r.status, 200);
+  await until('the scan line', () => scanLines(srv.lines.slice(from)).some((l) => l.logTag === 'tag-client'));
+  const line = scanLines(srv.lines.slice(from)).find((l) => l.logTag === 'tag-client')!;
+  assert.equal(line.ip, '198.51.100.7');
+  // History rows reach the store through the supervisor in batches: asked until it is there.
+  type Row = { 'message-id'?: string; ip: string };
+  let row: Row | undefined;
+  for (let i = 0; i < 100 && !row; i++) {
+    const history = await httpCall(srv.controllerPort, 'GET', '/history');
+    row = (JSON.parse(history.body.toString()) as { rows: Row[] }).rows.find((x) => x['message-id'] === 'relayed-client@sender.example.net');
+    if (!row) await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.ok(row, 'the scan is in the history');
+  assert.equal(row.ip, '198.51.100.7');
+  // The reply itself carries no such field.
+  assert.equal((JSON.parse(r.body.toString()) as Record<string, unknown>).clientIp, undefined);
+});
+
 test('Log: no, the no_log flag, Settings and a settings rule with no_log each suppress the line (and only theirs)', async () => {
   const from = srv.lines.length;
   await scan(srv.normalPort, { ...ENVELOPE, 'Log-Tag': 'quiet-1', Log: 'no' });
