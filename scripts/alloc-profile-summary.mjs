@@ -5,23 +5,12 @@
 // volume is what the young-generation collections cost, so this says where the GC time comes from.
 //   node scripts/alloc-profile-summary.mjs <file.heapprofile> [rows=30] [messages]
 import { readFileSync } from 'node:fs';
+import { areaOf, fileOf } from './profile-areas.mjs';
 
 const prof = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const rows = Number(process.argv[3] ?? 30);
 const messages = Number(process.argv[4] ?? 0);
 const add = (m, k, v) => m.set(k, (m.get(k) ?? 0) + v);
-
-function fileOf(url) {
-  const path = url.replace(/^file:\/\//, '');
-  const npm = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(path);
-  if (npm) return `npm:${npm[1]}`;
-  const own = /\/(src|bench|scripts)\/(.*)$/.exec(path);
-  return own ? `${own[1]}/${own[2]}` : path || '(native)';
-}
-function areaOf(file) {
-  const m = /^src\/(modules\/[^/]+|[^/]+)/.exec(file);
-  return m ? m[1] : file.startsWith('node:') ? 'node internals' : file;
-}
 
 // Every sample's size, by the node it was taken at.
 const bytesAt = new Map();
@@ -33,7 +22,7 @@ const stack = [{ node: prof.head, path: [] }];
 while (stack.length > 0) {
   const { node, path } = stack.pop();
   const cf = node.callFrame;
-  const f = fileOf(cf.url);
+  const f = fileOf(cf.url) || '(native)';
   const name = `${cf.functionName || '(anonymous)'} ${f}:${cf.lineNumber + 1}`;
   const here = [...path, name];
   const b = bytesAt.get(node.id) ?? 0;

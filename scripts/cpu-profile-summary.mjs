@@ -4,6 +4,7 @@
 // inclusive time by function (each sample counted once per distinct function on its stack).
 //   node scripts/cpu-profile-summary.mjs <file.cpuprofile> [rows=30]
 import { readFileSync } from 'node:fs';
+import { areaOf, fileOf } from './profile-areas.mjs';
 
 const prof = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const rows = Number(process.argv[3] ?? 30);
@@ -14,18 +15,6 @@ const hits = new Map();
 for (const s of prof.samples) hits.set(s, (hits.get(s) ?? 0) + 1);
 const total = prof.samples.length;
 const add = (m, k, v) => m.set(k, (m.get(k) ?? 0) + v);
-
-function fileOf(url) {
-  const path = url.replace(/^file:\/\//, '');
-  const npm = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(path);
-  if (npm) return `npm:${npm[1]}`;
-  const own = /\/(src|bench|scripts)\/(.*)$/.exec(path);
-  return own ? `${own[1]}/${own[2]}` : path;
-}
-function areaOf(file) {
-  const m = /^src\/(modules\/[^/]+|[^/]+)/.exec(file);
-  return m ? m[1] : file.startsWith('node:') ? 'node internals' : file;
-}
 
 const fn = new Map(), file = new Map(), area = new Map(), incl = new Map();
 for (const [id, c] of hits) {
