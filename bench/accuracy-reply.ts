@@ -105,3 +105,43 @@ export function refusalKind(status: number, text: string): string {
   if (/learn conditions denied/.test(text)) return `${status} learn conditions denied${reason ? ` (${reason})` : ''}`;
   return `${status} ${text.replace(/<[^>]*>?/g, '<id>').replace(/\d+(\.\d+)?/g, 'N').slice(0, 60)}`;
 }
+
+/** Chunks of a chunked learn reply read at most (each one advances, so this only bounds the work). */
+const MAX_REPLY_CHUNKS = 1000;
+
+/** The body of a `Transfer-Encoding: chunked` reply; stops at the last chunk or at the first malformed size. */
+function dechunk(body: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (let n = 0; n < MAX_REPLY_CHUNKS && at < body.length; n++) {
+    const eol = body.indexOf('\r\n', at);
+    if (eol < 0) break;
+    const size = Number.parseInt(body.subarray(at, eol).toString('latin1'), 16);
+    if (!Number.isInteger(size) || size <= 0) break;
+    parts.push(body.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * A controller's whole learn reply (read until the server closed the connection): the status and
+ * the refusal's text, the JSON body's `error` if there is one, else the reason phrase (mailsift's
+ * 204 carries its text there only). Whatever the status, a body is read: Rspamd 3.4 sends one
+ * with its 204.
+ */
+export function parseLearnReply(raw: Buffer): { status: number; text: string } {
+  const headEnd = raw.indexOf('\r\n\r\n');
+  const head = raw.subarray(0, headEnd < 0 ? raw.length : headEnd).toString('latin1');
+  const line = /^HTTP\/1\.[01] (\d{3})(?: ([^\r\n]*))?/.exec(head);
+  if (!line) throw new Error(`not an HTTP reply: ${JSON.stringify(head.slice(0, 80))}`);
+  const reason = line[2] ?? '';
+  let body = headEnd < 0 ? Buffer.alloc(0) : raw.subarray(headEnd + 4);
+  if (/^transfer-encoding:\s*chunked\s*$/im.test(head)) body = dechunk(body);
+  let text = reason;
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { error?: unknown };
+    if (typeof parsed?.error === 'string') text = parsed.error;
+  } catch { /* no JSON body: the reason phrase is the text */ }
+  return { status: Number(line[1]), text };
+}

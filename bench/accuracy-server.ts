@@ -3,11 +3,12 @@
 // controller's /learnspam and /learnham exactly as `rspamc learn_spam` sends them (learn
 // conditions and all), then scanned through /checkv2.
 import http from 'node:http';
+import net from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ScanClient } from '../src/client/index.js';
 import type { CorpusMessage } from './corpus.js';
-import { addHeaderThreshold, KNOWN_REFUSAL, refusalKind, scanOutcomeOf, type ScanOutcome } from './accuracy-reply.js';
+import { addHeaderThreshold, KNOWN_REFUSAL, parseLearnReply, refusalKind, scanOutcomeOf, type ScanOutcome } from './accuracy-reply.js';
 import { flushReferenceBayes, startMailsift, startReferenceRspamd, stopOnSignal, waitForPing, type RunningServer } from './servers.js';
 
 export type { ScanOutcome } from './accuracy-reply.js';
@@ -137,46 +138,50 @@ function hostPort(spec: string): { host: string; port: number } {
   return { host: spec.slice(0, i), port: Number(spec.slice(i + 1)) };
 }
 
-/** POST one message to the controller as rspamc does; resolves with the status and the reason phrase or error text. */
-function postLearn(agent: http.Agent, controller: string, path: string, body: Buffer, bulk: boolean): Promise<{ status: number; text: string }> {
-  const headers: Record<string, string> = { 'User-Agent': 'rspamc', 'Content-Length': String(body.length) };
-  if (bulk) headers['Learn-Type'] = 'bulk';
+/** A learn reply longer than this is not a controller's answer: the run fails instead of buffering it. */
+const MAX_LEARN_REPLY_BYTES = 64 * 1024;
+
+/**
+ * POST one message to the controller as rspamc does, on a connection of its own, and read the
+ * reply by hand: Rspamd 3.4 answers a learn refused by its learn conditions with status 204 *and*
+ * a JSON body, which node's HTTP client rejects (a 204 has no body) as a parse error.
+ */
+function postLearn(controller: string, path: string, body: Buffer, bulk: boolean): Promise<{ status: number; text: string }> {
+  const head = `POST ${path} HTTP/1.1\r\nHost: ${controller}\r\nUser-Agent: rspamc\r\nConnection: close\r\n${bulk ? 'Learn-Type: bulk\r\n' : ''}Content-Length: ${body.length}\r\n\r\n`;
   return new Promise((resolve, reject) => {
-    const req = http.request({ ...hostPort(controller), agent, method: 'POST', path, headers, timeout: REQUEST_TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let err = res.statusMessage ?? '';
-        try {
-          err = (JSON.parse(text) as { error?: string }).error ?? err;
-        } catch { /* 204 has no body: the reason phrase is the text */ }
-        resolve({ status: res.statusCode ?? 0, text: err });
-      });
-      res.on('error', reject);
+    const sock = net.connect(hostPort(controller));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    sock.setTimeout(REQUEST_TIMEOUT_MS, () => sock.destroy(new Error(`no learn reply within ${REQUEST_TIMEOUT_MS} ms`)));
+    sock.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_LEARN_REPLY_BYTES) sock.destroy(new Error(`learn reply over ${MAX_LEARN_REPLY_BYTES} bytes`));
+      else chunks.push(c);
     });
-    req.on('timeout', () => req.destroy(new Error(`no learn reply within ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', reject);
-    req.end(body);
+    sock.on('error', reject);
+    sock.on('close', (hadError) => {
+      if (hadError) return;
+      try {
+        resolve(parseLearnReply(Buffer.concat(chunks)));
+      } catch (e) {
+        reject(e as Error);
+      }
+    });
+    sock.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
   });
 }
 
 /** Learn `train` one message at a time, in order, through the controller. */
 export async function trainThroughController(server: RunningServer, train: readonly CorpusMessage[], bulk: boolean): Promise<LearnTally> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const tally: LearnTally = { spam: {}, ham: {}, ms: 0 };
   const t0 = performance.now();
-  try {
-    for (const m of train) {
-      const cls = m.group === 'spam-1' ? 'spam' : 'ham';
-      const r = await postLearn(agent, server.controller!, cls === 'spam' ? '/learnspam' : '/learnham', m.bytes, bulk);
-      const kind = r.status === 200 ? 'learned' : refusalKind(r.status, r.text);
-      // A 404 is a wrong path unless its text names a refusal (an older Rspamd answers "already learned" with 404).
-      if (r.status >= 500 || (r.status === 404 && !KNOWN_REFUSAL.test(kind))) throw new Error(`${m.name}: learn failed: ${r.status} ${r.text}`);
-      tally[cls][kind] = (tally[cls][kind] ?? 0) + 1;
-    }
-  } finally {
-    agent.destroy();
+  for (const m of train) {
+    const cls = m.group === 'spam-1' ? 'spam' : 'ham';
+    const r = await postLearn(server.controller!, cls === 'spam' ? '/learnspam' : '/learnham', m.bytes, bulk);
+    const kind = r.status === 200 ? 'learned' : refusalKind(r.status, r.text);
+    // A 404 is a wrong path unless its text names a refusal (an older Rspamd answers "already learned" with 404).
+    if (r.status >= 500 || (r.status === 404 && !KNOWN_REFUSAL.test(kind))) throw new Error(`${m.name}: learn failed: ${r.status} ${r.text}`);
+    tally[cls][kind] = (tally[cls][kind] ?? 0) + 1;
   }
   tally.ms = performance.now() - t0;
   await new Promise((r) => setTimeout(r, AFTER_TRAINING_MS));

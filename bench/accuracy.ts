@@ -133,19 +133,18 @@ async function main(): Promise<void> {
   if (time) experiments.push({ split: 'time', exp: time });
 
   const dump: Array<Record<string, unknown>> = [];
-  const reports: string[] = [];
+  console.log(`development split: ${corpus.length} messages; training ${opts.bulk ? 'with Learn-Type: bulk' : 'as rspamc learn_* sends it (learn conditions apply)'}, order ${opts.trainOrder}${opts.bayes ? `; bayes ${opts.bayes}` : ''}`);
+  // Each table as soon as its filter is done: a failure of the next one does not lose it.
   for (const filter of filters) {
     try {
       const run = await runFilter(filter, corpus, experiments, opts);
-      reports.push(report(filter.name, run, opts, time, (mode, split, outs) => {
+      console.log(report(filter.name, run, opts, time, (mode, split, outs) => {
         if (opts.dumpJson) for (const o of outs) dump.push({ server: filter.name, mode, split, name: o.msg.name, group: o.msg.group, score: o.score, action: o.action, bayesProb: o.bayesProb, symbols: o.symbols });
       }));
     } finally {
       await filter.close();
     }
   }
-  console.log(`development split: ${corpus.length} messages; training ${opts.bulk ? 'with Learn-Type: bulk' : 'as rspamc learn_* sends it (learn conditions apply)'}, order ${opts.trainOrder}${opts.bayes ? `; bayes ${opts.bayes}` : ''}`);
-  console.log(reports.join('\n'));
   if (opts.dumpJson) await writeFile(opts.dumpJson, JSON.stringify(dump));
 }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ScanResultBody } from '../../src/client/types.js';
-import { actionDisagreements, addHeaderThreshold, commonSymbols, refusalKind, scanOutcomeOf } from '../../bench/accuracy-reply.js';
+import { actionDisagreements, addHeaderThreshold, commonSymbols, parseLearnReply, refusalKind, scanOutcomeOf } from '../../bench/accuracy-reply.js';
 import type { CorpusMessage } from '../../bench/corpus.js';
 
 const fixture = (name: string): unknown => JSON.parse(readFileSync(fileURLToPath(new URL(`fixtures/${name}`, import.meta.url)), 'utf8'));
@@ -72,4 +72,25 @@ test('refusalKind: Rspamd\'s and mailsift\'s refusals counted by kind, message i
   assert.equal(refusalKind(204, '<a@b> contains less tokens than required for bayes classifier: 5 < 11'), '204 too few tokens');
   assert.equal(refusalKind(208, 'all learn conditions denied learning spam in bayes: already in class spam; probability 99.87%'), '208 learn conditions denied (already in class spam)');
   assert.equal(refusalKind(400, '<x1@y> unknown thing 12 and <x2@y> 13'), refusalKind(400, '<x9@z> unknown thing 7 and <x8@z> 2'));
+});
+
+test('parseLearnReply: Rspamd 3.4\'s 204 with a JSON body (which node\'s HTTP client rejects), counted as a refusal', () => {
+  // The status line and first headers as Rspamd 3.4 sent them in a bench run; the body is its JSON error.
+  const text = 'all learn conditions denied learning ham in default classifier';
+  const body = JSON.stringify({ error: text });
+  const raw = Buffer.from(`HTTP/1.1 204 ${text}\r\nConnection: close\r\nServer: rspamd/3.4\r\nContent-Length: ${body.length}\r\nContent-Type: application/json\r\n\r\n${body}`, 'latin1');
+  const r = parseLearnReply(raw);
+  assert.deepEqual(r, { status: 204, text });
+  assert.equal(refusalKind(r.status, r.text), '204 learn conditions denied');
+});
+
+test('parseLearnReply: success, a reason phrase without a body, a chunked body, and what is not HTTP', () => {
+  assert.equal(parseLearnReply(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n{"success":true}')).status, 200);
+  const reason = '<id@x> learn conditions denied learning spam in bayes: already in class spam; probability 99.87%';
+  assert.deepEqual(parseLearnReply(Buffer.from(`HTTP/1.1 204 ${reason}\r\nConnection: close\r\n\r\n`)), { status: 204, text: reason });
+  const json = '{"error":"<a@b> has been already learned as spam, ignore it"}';
+  const chunked = `HTTP/1.1 208 Already Reported\r\nTransfer-Encoding: chunked\r\n\r\n${(20).toString(16)}\r\n${json.slice(0, 20)}\r\n${(json.length - 20).toString(16)}\r\n${json.slice(20)}\r\n0\r\n\r\n`;
+  assert.deepEqual(parseLearnReply(Buffer.from(chunked)), { status: 208, text: JSON.parse(json).error });
+  assert.throws(() => parseLearnReply(Buffer.from('SSH-2.0-OpenSSH\r\n')), /not an HTTP reply/);
+  assert.throws(() => parseLearnReply(Buffer.alloc(0)), /not an HTTP reply/);
 });
