@@ -11,6 +11,10 @@
 // positives and spam recall at the shipped `add header` threshold, the ROC-AUC of the score, and
 // the spam recall the score could reach at a ham false-positive rate of at most 0.1 %.
 //
+// `--rspamd` runs the same experiments (same splits, same messages in the same order, same
+// requests) against the reference Rspamd 3.4 of /work/shared/tools/reference-rspamd, its Bayes
+// emptied before each, and prints its table after mailsift's; `--no-mailsift` runs it alone.
+//
 // The in-process variant (no server, the classifier learned directly; --neural, --verbose symbol
 // tables) is bench/accuracy-direct.ts.
 import { dirname, join } from 'node:path';
@@ -23,13 +27,15 @@ import { loadConfig } from '../src/config/load.js';
 import { loadCorpus, type CorpusMessage } from './corpus.js';
 import { recallAtFp, rocAuc } from './accuracy-metrics.js';
 import { receivedTime, shuffledFolds, timeOrdered, type Experiment } from './accuracy-split.js';
-import { scanAll, startBenchServer, trainThroughController, type LearnTally, type ScanOutcome } from './accuracy-server.js';
-import { stopOnSignal } from './servers.js';
+import { mailsiftFilter, rspamdFilter, scanAll, trainThroughController, type FilterUnderTest, type LearnTally, type ScanOutcome } from './accuracy-server.js';
+import { actionDisagreements, commonSymbols } from './accuracy-reply.js';
 
 /** Fixed shuffle seed: every run splits the folds the same way, so runs are comparable. */
 const SHUFFLE_SEED = 0x5eed;
 /** The operating point the recall-at-FP column reports. */
 const MAX_FP_RATE = 0.001;
+/** A symbol in at least this share of the rules-only scans is listed as firing on (nearly) every message. */
+const EVERYWHERE_SHARE = 0.99;
 
 function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -56,6 +62,9 @@ interface Options {
   trainOrder: 'mixed' | 'spam-first' | 'ham-first';
   /** commander's negation of --no-rules-only */
   rulesOnly: boolean;
+  rspamd?: boolean;
+  /** commander's negation of --no-mailsift */
+  mailsift: boolean;
 }
 
 const isSpam = (o: ScanOutcome): boolean => o.msg.group === 'spam-1';
@@ -99,17 +108,23 @@ async function main(): Promise<void> {
     .option('--bayes <json>', 'Bayes options for the servers, as local.d/bayes.yaml (e.g. \'{"learn_prob_guard":0.99}\')')
     .option('--limit <n>', 'use only this many messages (proportional sample)', intOption)
     .option('--seed <n>', 'shuffle seed of the folds (default: the fixed one, so runs compare)', intOption)
-    .option('--dump-json <file>', 'write every scan (mode, split, message, score, symbols, Bayes probability) to this file, for rescoring')
+    .option('--dump-json <file>', 'write every scan (server, mode, split, message, score, action, symbols, Bayes probability) to this file, for rescoring')
+    .option('--rspamd', 'also run every experiment against the reference Rspamd 3.4 (/work/shared/tools/reference-rspamd) and print its table')
+    .option('--no-mailsift', 'with --rspamd: the reference Rspamd only')
     .parse();
   const opts = program.opts<Options>();
   if (opts.quick) opts.split = 'time';
   if (!['folds', 'time', 'both'].includes(opts.split)) throw new Error(`--split: folds, time or both, not ${opts.split}`);
   if (!['mixed', 'spam-first', 'ham-first'].includes(opts.trainOrder)) throw new Error(`--train-order: mixed, spam-first or ham-first, not ${opts.trainOrder}`);
+  if (!opts.mailsift && !opts.rspamd) throw new Error('nothing to measure: --no-mailsift without --rspamd');
+  if (opts.rspamd && opts.bayes) throw new Error('--bayes is mailsift\'s local.d/bayes.yaml: not with --rspamd');
   const root = repoRoot();
   const cfg = await loadConfig(join(root, 'conf'));
   const addHeader = cfg.engine.actions['add header']?.threshold ?? cfg.engine.actions['add_header']?.threshold ?? 6;
   const bayesYaml = opts.bayes ? stringifyYaml(JSON.parse(opts.bayes)) : undefined;
-  const start = () => startBenchServer(root, bayesYaml);
+  const filters: FilterUnderTest[] = [];
+  if (opts.mailsift) filters.push(mailsiftFilter(root, addHeader, bayesYaml));
+  if (opts.rspamd) filters.push(rspamdFilter());
 
   const corpus = await loadCorpus(root, opts.limit);
   const experiments: Array<{ split: 'folds' | 'time'; exp: Experiment }> = [];
@@ -118,74 +133,109 @@ async function main(): Promise<void> {
   if (time) experiments.push({ split: 'time', exp: time });
 
   const dump: Array<Record<string, unknown>> = [];
-  const record = (mode: string, split: string, outs: readonly ScanOutcome[]): void => {
-    if (opts.dumpJson) for (const o of outs) dump.push({ mode, split, name: o.msg.name, group: o.msg.group, score: o.score, bayesProb: o.bayesProb, symbols: o.symbols });
-  };
+  console.log(`development split: ${corpus.length} messages; training ${opts.bulk ? 'with Learn-Type: bulk' : 'as rspamc learn_* sends it (learn conditions apply)'}, order ${opts.trainOrder}${opts.bayes ? `; bayes ${opts.bayes}` : ''}`);
+  // Each table as soon as its filter is done: a failure of the next one does not lose it.
+  for (const filter of filters) {
+    try {
+      const run = await runFilter(filter, corpus, experiments, opts);
+      console.log(report(filter.name, run, opts, time, (mode, split, outs) => {
+        if (opts.dumpJson) for (const o of outs) dump.push({ server: filter.name, mode, split, name: o.msg.name, group: o.msg.group, score: o.score, action: o.action, bayesProb: o.bayesProb, symbols: o.symbols });
+      }));
+    } finally {
+      await filter.close();
+    }
+  }
+  if (opts.dumpJson) await writeFile(opts.dumpJson, JSON.stringify(dump));
+}
 
+interface FilterRun {
+  addHeader: number;
+  /** Every message scanned by the untrained server, in time order (empty with --no-rules-only). */
+  rules: ScanOutcome[];
+  trained: Record<'folds' | 'time', ScanOutcome[]>;
+  tallies: string[];
+}
+
+/** Every experiment against one filter: rules only, then each training. */
+async function runFilter(filter: FilterUnderTest, corpus: readonly CorpusMessage[], experiments: ReadonlyArray<{ split: 'folds' | 'time'; exp: Experiment }>, opts: Options): Promise<FilterRun> {
+  const log = (line: string): void => void process.stderr.write(`${filter.name}: ${line}\n`);
   // Rules only: one untrained server scans everything in time order, as a server that was never
   // trained would have seen the mail; each split then reads its evaluation part.
   const t0 = performance.now();
   const inTimeOrder = corpus.map((m) => ({ m, t: receivedTime(m.bytes) })).sort((a, b) => a.t - b.t).map((x) => x.m);
   let rules: ScanOutcome[] = [];
+  let addHeader: number | undefined;
   if (opts.rulesOnly) {
-    const rulesServer = await start();
-    stopOnSignal(rulesServer.stop);
+    const { server, done } = await filter.untrained();
     try {
-      rules = await scanAll(rulesServer, inTimeOrder);
+      addHeader = await filter.addHeader(server);
+      rules = await scanAll(server, inTimeOrder);
     } finally {
-      await rulesServer.stop();
+      await done();
     }
-    process.stderr.write(`rules only: ${rules.length} scans in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+    log(`rules only: ${rules.length} scans in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   }
-  const rulesOf = (msgs: readonly CorpusMessage[]): ScanOutcome[] => {
-    const want = new Set(msgs.map((m) => m.name));
-    return rules.filter((o) => want.has(o.msg.name));
-  };
 
   const trained: Record<'folds' | 'time', ScanOutcome[]> = { folds: [], time: [] };
   const tallies: string[] = [];
   for (const { split, exp } of experiments) {
-    const server = await start();
-    stopOnSignal(server.stop);
+    const { server, done } = await filter.untrained();
     try {
+      addHeader ??= await filter.addHeader(server);
       const tally = await trainThroughController(server, classOrder(exp.train, opts.trainOrder), opts.bulk === true);
       const outs = await scanAll(server, exp.evaluate);
       trained[split].push(...outs);
       const learned = tally.spam['learned'] ?? 0;
       const learnedHam = tally.ham['learned'] ?? 0;
       tallies.push(`${exp.label}: learned ${learnedHam} ham, ${learned} spam of ${exp.train.length} in ${(tally.ms / 1000).toFixed(0)} s (${tallyText(tally)})`);
-      process.stderr.write(`${tallies.at(-1)!}\n`);
+      log(tallies.at(-1)!);
     } finally {
-      await server.stop();
+      await done();
     }
   }
+  if (addHeader === undefined) throw new Error('no experiment ran');
+  return { addHeader, rules, trained, tallies };
+}
 
+/** One filter's table, learn tallies, false positives and the checks on its replies. */
+function report(name: string, run: FilterRun, opts: Options, time: Experiment | undefined, record: (mode: string, split: string, outs: readonly ScanOutcome[]) => void): string {
+  const rulesOf = (msgs: readonly CorpusMessage[]): ScanOutcome[] => {
+    const want = new Set(msgs.map((m) => m.name));
+    return run.rules.filter((o) => want.has(o.msg.name));
+  };
   const rows: string[] = [];
   const fps: string[] = [];
   const add = (label: string, outs: readonly ScanOutcome[]): void => {
-    const s = summarise(label, outs, addHeader);
+    const s = summarise(label, outs, run.addHeader);
     rows.push(s.row);
     fps.push(...s.fps);
   };
   if (opts.split !== 'time') {
-    add(`shuffled ${opts.folds} folds, trained`, trained.folds);
-    if (opts.rulesOnly) add('shuffled, rules only', rules);
-    record('trained', 'folds', trained.folds);
-    record('rules', 'folds', rules);
+    add(`shuffled ${opts.folds} folds, trained`, run.trained.folds);
+    if (opts.rulesOnly) add('shuffled, rules only', run.rules);
+    record('trained', 'folds', run.trained.folds);
+    record('rules', 'folds', run.rules);
   }
   if (time) {
-    add('time-ordered, trained', trained.time);
+    add('time-ordered, trained', run.trained.time);
     if (opts.rulesOnly) add('time-ordered, rules only', rulesOf(time.evaluate));
-    record('trained', 'time', trained.time);
+    record('trained', 'time', run.trained.time);
     record('rules', 'time', rulesOf(time.evaluate));
   }
-  console.log(`development split: ${corpus.length} messages; add header threshold ${addHeader}; training ${opts.bulk ? 'with Learn-Type: bulk' : 'as rspamc learn_* sends it (learn conditions apply)'}, order ${opts.trainOrder}${opts.bayes ? `; bayes ${opts.bayes}` : ''}`);
-  for (const t of tallies) console.log(t);
-  console.log('| split, mode | ham / spam evaluated | ham false positives | spam recall | ROC-AUC | spam recall at FP ≤ 0.1 % |');
-  console.log('|---|---|---|---|---|---|');
-  for (const r of rows) console.log(r);
-  for (const f of fps) console.log(f);
-  if (opts.dumpJson) await writeFile(opts.dumpJson, JSON.stringify(dump));
+  const all = [...run.rules, ...run.trained.folds, ...run.trained.time];
+  const required = [...new Set(all.map((o) => o.requiredScore).filter((r) => r !== undefined))];
+  const out = [`\n## ${name}: add header threshold ${run.addHeader}${required.length ? `; the replies' required_score ${required.join(', ')}` : ''}`];
+  out.push(...run.tallies);
+  out.push('| split, mode | ham / spam evaluated | ham false positives | spam recall | ROC-AUC | spam recall at FP ≤ 0.1 % |');
+  out.push('|---|---|---|---|---|---|');
+  out.push(...rows, ...fps);
+  const odd = actionDisagreements(all, run.addHeader);
+  out.push(`replies whose action disagrees with score ≥ ${run.addHeader}: ${odd.length}${odd.slice(0, 10).map((o) => ` ${o.msg.name} ${o.score.toFixed(2)} ${o.action}`).join(';')}`);
+  if (run.rules.length) {
+    const common = commonSymbols(run.rules, EVERYWHERE_SHARE);
+    out.push(`symbols in ≥ ${EVERYWHERE_SHARE * 100} % of the ${run.rules.length} rules-only scans: ${common.map((c) => `${c.name} ${c.hits} (score ${c.scores.join('/')})`).join(', ') || 'none'}`);
+  }
+  return out.join('\n');
 }
 
 await main();
