@@ -15,6 +15,11 @@
 //     scripts/alloc-profile-summary.mjs: the bytes each function allocates, which is what the
 //     young-generation collections cost)
 //   node <build>/scripts/scan-cpu.js ab <other build> [--rounds 10] [--limit 600]
+//   node <build>/scripts/scan-cpu.js dns-ab <other build> [--rounds 20] [--limit 400]
+//     the DNS lookup path alone (each build's resolver and task DNS API, no engine): per
+//     "message" 36 awaited A lookups six at a time and 4 through the node:dns-shaped adapter, all
+//     NXDOMAIN from the stub; the paired CPU of 40 lookups, send and receive included. Much less
+//     noisy than `ab` for a change to src/net.
 //   --envelope recorded (any mode): each scan gets the envelope the corpus MTA recorded (sender
 //     IP, HELO, reverse name, Return-Path, recipient; bench/recorded-envelope.ts), as
 //     `npm run bench -- --envelope recorded` sends it: about 40 lookups a message instead of 16.
@@ -162,8 +167,62 @@ async function cpuOf(s: Side, n: number): Promise<number> {
   return (c.user + c.system) / 1000 / n;
 }
 
+/** `dns-ab`: one build's DNS lookup path (see the header), run `n` "messages" over 8 lanes. */
+async function dnsSide(root: string, dnsPort: number): Promise<{ name: string; pass(n: number): Promise<void> }> {
+  const imp = (p: string): Promise<any> => import(pathToFileURL(join(root, p)).href); // eslint-disable-line @typescript-eslint/no-explicit-any -- modules of another build
+  const [{ DnsResolver }, { TaskDnsImpl }] = await Promise.all([imp('src/net/dns-resolver.js'), imp('src/net/task-dns.js')]);
+  const resolver = new DnsResolver({ servers: [`127.0.0.1:${dnsPort}`], retransmits: 0, timeout: 2 });
+  let seq = 0;
+  const message = async (): Promise<void> => {
+    const scope = {
+      signal: new AbortController().signal, remainingMs: () => 10_000, ended: false, resolver, redis: undefined,
+      dnsMaxRequests: 1_000_000, log: quiet, begin: () => ({ run(fn: () => void) { fn(); }, end() {} }), requireCoro() {},
+    };
+    const dns = new TaskDnsImpl(scope);
+    for (let b = 0; b < 6; b++) {
+      const batch: Array<Promise<unknown>> = [];
+      for (let k = 0; k < 6; k++) batch.push(dns.a(`${seq++ % 100_000}.${k}.list.example.org`));
+      await Promise.all(batch);
+    }
+    for (let k = 0; k < 4; k++) await dns.nodeResolver(`${seq++ % 100_000}.spf.example.com`, 'TXT').catch(() => undefined);
+  };
+  return {
+    name: root,
+    async pass(n) {
+      let next = 0;
+      await Promise.all(Array.from({ length: 8 }, async () => { while (next++ < n) await message(); }));
+    },
+  };
+}
+
+async function dnsAb(other: string, dnsPort: number): Promise<void> {
+  const [a, b] = [await dnsSide(here, dnsPort), await dnsSide(resolve(other), dnsPort)];
+  const n = arg('--limit', 400), rounds = arg('--rounds', 20);
+  await a.pass(n);
+  await b.pass(n);
+  const cpu = async (s: { pass(n: number): Promise<void> }): Promise<number> => {
+    const c0 = process.cpuUsage();
+    await s.pass(n);
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / n;
+  };
+  const xa: number[] = [], xb: number[] = [], diff: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const [ca, cb] = r % 2 === 0 ? [await cpu(a), await cpu(b)] : [await cpu(b), await cpu(a)].reverse() as [number, number];
+    xa.push(ca); xb.push(cb); diff.push(cb - ca);
+  }
+  say(`A ${a.name}: median ${median(xa).toFixed(1)} µs CPU per 40 lookups`);
+  say(`B ${b.name}: median ${median(xb).toFixed(1)} µs CPU per 40 lookups`);
+  say(`B − A: median ${median(diff).toFixed(1)} µs (${((100 * median(diff)) / median(xa)).toFixed(1)} %), ${rounds} rounds of ${n}`);
+}
+
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? 'cpu';
+  if (mode === 'dns-ab') {
+    const stub = await startStub();
+    try { await dnsAb(process.argv[3]!, stub.port); } finally { stub.stop(); }
+    return;
+  }
   const { loadCorpus } = await import(pathToFileURL(join(here, 'bench/corpus.js')).href);
   const limit = arg('--limit', mode === 'ab' ? 600 : 0);
   const corpus: Array<{ name: string; bytes: Buffer }> = await loadCorpus(here, limit > 0 ? limit : undefined);
