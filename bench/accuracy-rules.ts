@@ -6,15 +6,13 @@ import type { LoadedConfig } from '../src/config/load.js';
 import { createEngine } from '../src/engine/index.js';
 import { createMapRegistry } from '../src/maps/index.js';
 import { builtinModules } from '../src/modules/index.js';
-import { emptyMeta, type ScanMeta } from '../src/plugin-api/index.js';
-import { parseMessage } from '../src/message/parse-message.js';
-import { parseReceived } from '../src/message/parse-received.js';
-import { isLocalAddress } from '../src/module-helpers/local-address.js';
+import { emptyMeta } from '../src/plugin-api/index.js';
 import { createNetServices } from '../src/net/index.js';
 import { StoreError, type Stores } from '../src/storage/types.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { rocAuc } from './accuracy-metrics.js';
 import type { CorpusMessage } from './corpus.js';
+import { recordedEnvelope } from './recorded-envelope.js';
 
 /** Modules that learn from mail; the rules-only run measures what is left without them. */
 const LEARNING_MODULES = new Set(['bayes', 'fuzzy_check', 'fuzzy-check']);
@@ -43,29 +41,6 @@ export interface RulesOnlyOptions {
   recordedEnvelope?: boolean;
   /** Write every scan's symbols and scores to this JSON file (input for score tuning). */
   dumpJson?: string;
-}
-
-/**
- * The envelope the corpus owner's MTA saw, as an MTA would pass it to a filter: the sending host
- * of the top-most Received hop from a public address (with the HELO and reverse DNS name that hop
- * recorded), Return-Path as the envelope sender and Delivered-To (else To) as the recipient.
- */
-export function recordedEnvelope(bytes: Buffer): ScanMeta {
-  const msg = parseMessage(bytes);
-  const meta = emptyMeta();
-  for (const h of msg.headers.get('Received')) {
-    const hop = parseReceived(h.value);
-    if (!hop.fromIp || isLocalAddress(hop.fromIp)) continue;
-    meta.ip = hop.fromIp;
-    if (hop.fromHelo) meta.helo = hop.fromHelo;
-    if (hop.fromHostname) meta.hostname = hop.fromHostname;
-    break;
-  }
-  const rp = /<([^>]*)>/.exec(msg.headers.first('Return-Path')?.value ?? '');
-  if (rp) meta.from = rp[1]!;
-  const rcpt = msg.headers.first('Delivered-To')?.value.trim() ?? msg.to[0]?.address;
-  if (rcpt) meta.rcpt = [rcpt];
-  return meta;
 }
 
 export async function runRulesOnly(cfg: LoadedConfig, corpus: CorpusMessage[], addHeader: number, opts: RulesOnlyOptions = {}): Promise<void> {

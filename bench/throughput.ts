@@ -20,7 +20,7 @@ import { cpuMsOf, processTree, PssSampler, rspamdRole, type PssPeak } from './pr
 import { flushReferenceBayes, startReferenceRspamd, type RunningServer } from './servers.js';
 import { BAYES_STORES, bayesPlacement, tallyText, trainThroughController, type BayesPlacement, type BayesStore } from './train.js';
 import { parseVias, startMailsiftVias, type MailsiftVias, type Via } from './vias.js';
-import { recordedEnvelope } from './accuracy-rules.js';
+import { recordedEnvelope } from './recorded-envelope.js';
 import type { ScanMeta } from '../src/plugin-api/index.js';
 
 const ENVELOPE_KINDS = ['none', 'recorded'] as const;

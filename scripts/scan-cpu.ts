@@ -3,7 +3,7 @@
 // in a child process (its CPU is not counted), so each pass does the DNS work of a fresh one.
 // Run it with tsx (npx tsx scripts/scan-cpu.ts …; tsx adds a __name wrapper to every function,
 // which shows in profiles), or from a plain transform of the tree, which is what the server runs:
-//   node_modules/.bin/esbuild $(find src -name '*.ts' ! -name '*.d.ts') bench/corpus.ts scripts/scan-cpu.ts \
+//   node_modules/.bin/esbuild $(find src -name '*.ts' ! -name '*.d.ts') bench/corpus.ts bench/recorded-envelope.ts scripts/scan-cpu.ts \
 //     --outdir=.tmp/b --outbase=. --format=esm --platform=node --target=node20 && cp -r conf .tmp/b/ \
 //     && ln -s "$PWD/node_modules" .tmp/b/node_modules
 // (build the commit before a change into .tmp/a the same way, then `node .tmp/a/scripts/scan-cpu.js ab .tmp/b`).
@@ -15,6 +15,17 @@
 //     scripts/alloc-profile-summary.mjs: the bytes each function allocates, which is what the
 //     young-generation collections cost)
 //   node <build>/scripts/scan-cpu.js ab <other build> [--rounds 10] [--limit 600]
+//   node <build>/scripts/scan-cpu.js dns-ab <other build> [--rounds 20] [--limit 400]
+//     the DNS lookup path alone (each build's resolver and task DNS API, no engine): per
+//     "message" 36 awaited A lookups six at a time and 4 through the node:dns-shaped adapter, all
+//     NXDOMAIN from the stub; the paired CPU of 40 lookups, send and receive included. Much less
+//     noisy than `ab` for a change to src/net. Run it both ways (each build running the script once):
+//     the side that runs it came out up to about 5 % cheaper whatever it held; take the mean.
+//   --envelope recorded (any mode): each scan gets the envelope the corpus MTA recorded (sender
+//     IP, HELO, reverse name, Return-Path, recipient; bench/recorded-envelope.ts), as
+//     `npm run bench -- --envelope recorded` sends it: about 40 lookups a message instead of 16.
+//     Add bench/recorded-envelope.ts to the esbuild line; in `ab` the envelopes come from the
+//     build that runs the script, so the other build needs no such module.
 //   --log json|text (any mode): each scan also writes its log line through the build's own
 //     logger to stdout, as a worker does (the report then goes to stderr); point stdout at a
 //     pipe (`| cat >/dev/null`) or a file to measure what the lines cost there.
@@ -66,6 +77,14 @@ const logFormat = ((): 'json' | 'text' | undefined => {
   if (f !== 'json' && f !== 'text') throw new Error('--log takes json or text');
   return f;
 })();
+/** `--envelope recorded`: the envelope the corpus MTA recorded; none otherwise. */
+const envelopeKind = ((): 'none' | 'recorded' => {
+  const i = process.argv.indexOf('--envelope');
+  if (i < 0) return 'none';
+  const k = process.argv[i + 1];
+  if (k !== 'none' && k !== 'recorded') throw new Error('--envelope takes none or recorded');
+  return k;
+})();
 /** The report: stderr when stdout carries the scan lines. */
 const say = (line: string): void => void (logFormat ? process.stderr.write(`${line}\n`) : console.log(line));
 
@@ -73,9 +92,11 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 interface Verdict { action: string; symbols: string[] }
 interface Side { name: string; pass(): Promise<Verdict[]>; close(): Promise<void> }
+/** One message's envelope as recorded (a ScanMeta of the running build); each scan gets a copy, since the engine fills it in. */
+interface Envelope { rcpt: string[]; flags: Set<unknown> }
 
 /** An engine of the build at `root` (every built-in module, stores in a scratch directory). */
-async function side(root: string, dnsPort: number, messages: Buffer[], concurrency: number): Promise<Side> {
+async function side(root: string, dnsPort: number, messages: Buffer[], concurrency: number, envelopes?: Envelope[]): Promise<Side> {
   // The build's own modules, so two builds can be compared in one process.
   const imp = (p: string): Promise<any> => import(pathToFileURL(join(root, p)).href); // eslint-disable-line @typescript-eslint/no-explicit-any -- modules of another build
   const [{ loadConfig }, { createEngine }, { createMapRegistry }, { builtinModules }, { emptyMeta }, { createNetServices }, { openStores }, { createLogger }, { createScanLogger }] = await Promise.all([
@@ -103,7 +124,8 @@ async function side(root: string, dnsPort: number, messages: Buffer[], concurren
       const lane = async (): Promise<void> => {
         while (next < messages.length) {
           const i = next++;
-          const meta = emptyMeta();
+          const env = envelopes?.[i];
+          const meta = env ? { ...env, rcpt: [...env.rcpt], flags: new Set(env.flags) } : emptyMeta();
           const t0 = performance.now();
           const r = await engine.scan(messages[i]!, meta);
           scanLine?.({ result: r, meta, message: messages[i]!, seconds: (performance.now() - t0) / 1000 });
@@ -146,17 +168,74 @@ async function cpuOf(s: Side, n: number): Promise<number> {
   return (c.user + c.system) / 1000 / n;
 }
 
+/** `dns-ab`: one build's DNS lookup path (see the header), run `n` "messages" over 8 lanes. */
+async function dnsSide(root: string, dnsPort: number): Promise<{ name: string; pass(n: number): Promise<void> }> {
+  const imp = (p: string): Promise<any> => import(pathToFileURL(join(root, p)).href); // eslint-disable-line @typescript-eslint/no-explicit-any -- modules of another build
+  const [{ DnsResolver }, { TaskDnsImpl }] = await Promise.all([imp('src/net/dns-resolver.js'), imp('src/net/task-dns.js')]);
+  const resolver = new DnsResolver({ servers: [`127.0.0.1:${dnsPort}`], retransmits: 0, timeout: 2 });
+  let seq = 0;
+  const message = async (): Promise<void> => {
+    const scope = {
+      signal: new AbortController().signal, remainingMs: () => 10_000, ended: false, resolver, redis: undefined,
+      dnsMaxRequests: 1_000_000, log: quiet, begin: () => ({ run(fn: () => void) { fn(); }, end() {} }), requireCoro() {},
+    };
+    const dns = new TaskDnsImpl(scope);
+    for (let b = 0; b < 6; b++) {
+      const batch: Array<Promise<unknown>> = [];
+      for (let k = 0; k < 6; k++) batch.push(dns.a(`${seq++ % 100_000}.${k}.list.example.org`));
+      await Promise.all(batch);
+    }
+    for (let k = 0; k < 4; k++) await dns.nodeResolver(`${seq++ % 100_000}.spf.example.com`, 'TXT').catch(() => undefined);
+  };
+  return {
+    name: root,
+    async pass(n) {
+      let next = 0;
+      await Promise.all(Array.from({ length: 8 }, async () => { while (next++ < n) await message(); }));
+    },
+  };
+}
+
+async function dnsAb(other: string, dnsPort: number): Promise<void> {
+  const [a, b] = [await dnsSide(here, dnsPort), await dnsSide(resolve(other), dnsPort)];
+  const n = arg('--limit', 400), rounds = arg('--rounds', 20);
+  await a.pass(n);
+  await b.pass(n);
+  const cpu = async (s: { pass(n: number): Promise<void> }): Promise<number> => {
+    const c0 = process.cpuUsage();
+    await s.pass(n);
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / n;
+  };
+  const xa: number[] = [], xb: number[] = [], diff: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const [ca, cb] = r % 2 === 0 ? [await cpu(a), await cpu(b)] : [await cpu(b), await cpu(a)].reverse() as [number, number];
+    xa.push(ca); xb.push(cb); diff.push(cb - ca);
+  }
+  say(`A ${a.name}: median ${median(xa).toFixed(1)} µs CPU per 40 lookups`);
+  say(`B ${b.name}: median ${median(xb).toFixed(1)} µs CPU per 40 lookups`);
+  say(`B − A: median ${median(diff).toFixed(1)} µs (${((100 * median(diff)) / median(xa)).toFixed(1)} %), ${rounds} rounds of ${n}`);
+}
+
 async function main(): Promise<void> {
   const mode = process.argv[2] ?? 'cpu';
+  if (mode === 'dns-ab') {
+    const stub = await startStub();
+    try { await dnsAb(process.argv[3]!, stub.port); } finally { stub.stop(); }
+    return;
+  }
   const { loadCorpus } = await import(pathToFileURL(join(here, 'bench/corpus.js')).href);
   const limit = arg('--limit', mode === 'ab' ? 600 : 0);
   const corpus: Array<{ name: string; bytes: Buffer }> = await loadCorpus(here, limit > 0 ? limit : undefined);
   const messages = corpus.map((m) => m.bytes);
   const conc = arg('--concurrency', 8);
+  const envelopes: Envelope[] | undefined = envelopeKind === 'recorded'
+    ? await import(pathToFileURL(join(here, 'bench/recorded-envelope.js')).href).then(({ recordedEnvelope }) => messages.map((m) => recordedEnvelope(m) as Envelope))
+    : undefined;
   const stub = await startStub();
   const sides: Side[] = [];
   try {
-    const a = await side(here, stub.port, messages, conc);
+    const a = await side(here, stub.port, messages, conc, envelopes);
     sides.push(a);
     if (mode === 'dump') {
       const out = await a.pass();
@@ -166,7 +245,7 @@ async function main(): Promise<void> {
       return;
     }
     if (mode === 'ab') {
-      const b = await side(resolve(process.argv[3]!), stub.port, messages, conc);
+      const b = await side(resolve(process.argv[3]!), stub.port, messages, conc, envelopes);
       sides.push(b);
       await a.pass();
       await b.pass();
@@ -180,7 +259,7 @@ async function main(): Promise<void> {
       }
       say(`A ${a.name}: median ${median(xa).toFixed(3)} ms CPU/msg`);
       say(`B ${b.name}: median ${median(xb).toFixed(3)} ms CPU/msg`);
-      say(`B − A: median ${median(diff).toFixed(3)} ms/msg (${((100 * median(diff)) / median(xa)).toFixed(1)} %), ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
+      say(`B − A: median ${median(diff).toFixed(3)} ms/msg (${((100 * median(diff)) / median(xa)).toFixed(1)} %), ${rounds} rounds of ${messages.length} messages, concurrency ${conc}, envelope ${envelopeKind}`);
       return;
     }
     await a.pass(); // warm-up: JIT, lazy setup
@@ -212,7 +291,7 @@ async function main(): Promise<void> {
       const { profile } = await session.post('HeapProfiler.stopSampling');
       writeFileSync(process.argv[allocAt + 1]!, JSON.stringify(profile));
     }
-    say(`median ${median(per).toFixed(3)} ms CPU/msg over ${rounds} rounds of ${messages.length} messages, concurrency ${conc}`);
+    say(`median ${median(per).toFixed(3)} ms CPU/msg over ${rounds} rounds of ${messages.length} messages, concurrency ${conc}, envelope ${envelopeKind}`);
   } finally {
     for (const s of sides) await s.close();
     stub.stop();

@@ -12,22 +12,29 @@ const VALUES: Int8Array = (() => {
   return t;
 })();
 
+/** Value → character code, for building the text in a byte buffer. */
+const CODES = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0));
+
 /** Encodes `bytes`; the output has ⌈8n/5⌉ characters and no padding. */
 export function base32Encode(bytes: Uint8Array): string {
-  let out = '';
+  // The characters go into a byte buffer read once as latin1: appending them to a string one by
+  // one made a string object per character (103 for a BLAKE2b digest, hashed list keys and
+  // PhishTank names are made several times a message).
+  const out = Buffer.allocUnsafe(Math.ceil((bytes.length * 8) / 5));
+  let o = 0;
   let acc = 0;
   let nbits = 0;
-  for (const b of bytes) {
-    acc |= b << nbits;
+  for (let i = 0; i < bytes.length; i++) {
+    acc |= bytes[i]! << nbits;
     nbits += 8;
     while (nbits >= 5) {
-      out += ALPHABET[acc & 31];
+      out[o++] = CODES[acc & 31]!;
       acc >>>= 5;
       nbits -= 5;
     }
   }
-  if (nbits > 0) out += ALPHABET[acc & 31];
-  return out;
+  if (nbits > 0) out[o++] = CODES[acc & 31]!;
+  return out.toString('latin1', 0, o);
 }
 
 /**

@@ -48,6 +48,23 @@ export function dnsErrorText(code: DnsErrorCode): string {
   return RSPAMD_TEXT[code];
 }
 
+/** The message a DnsError of this failure carries. */
+export function dnsErrorMessage(code: DnsErrorCode, qname: string, qtype: string): string {
+  return `${RSPAMD_TEXT[code]} (${qtype} ${qname})`;
+}
+
+/**
+ * The error node:dns would reject with (`code` ENOTFOUND and the like, `hostname`), for libraries
+ * such as mailauth that switch on it; without a stack trace, as DnsError (below).
+ */
+export function nodeDnsError(code: DnsErrorCode, qname: string, qtype: string, hostname: string): Error {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  const e = new Error(dnsErrorMessage(code, qname, qtype));
+  Error.stackTraceLimit = limit;
+  return Object.assign(e, { code: NODE_CODE[code], hostname });
+}
+
 export class DnsError extends Error {
   readonly code: DnsErrorCode;
   constructor(code: DnsErrorCode, readonly qname: string, readonly qtype: string) {
@@ -55,7 +72,7 @@ export class DnsError extends Error {
     // by the thousand per second: capturing a stack trace for each cost more than the lookup.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    super(`${RSPAMD_TEXT[code]} (${qtype} ${qname})`);
+    super(dnsErrorMessage(code, qname, qtype));
     Error.stackTraceLimit = limit;
     this.code = code;
   }

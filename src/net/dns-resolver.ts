@@ -223,7 +223,7 @@ export class DnsResolver {
   readonly #servers: Server[];
   readonly #opts: ResolverOptions;
   readonly #cache = new Map<string, CacheEntry>();
-  readonly #inflight = new Map<string, Promise<DnsAnswer>>();
+  readonly #inflight = new Map<string, Promise<DnsAnswer | DnsErrorCode>>();
   #next = 0;
   /** Queries sent to a server (not cache hits); for tests and stats. */
   sent = 0;
@@ -256,40 +256,43 @@ export class DnsResolver {
 
   /** Records of `type` for `name`; rejects with a DnsError. `signal` abandons only this caller's wait. */
   lookup(name: string, type: RecordType, signal?: AbortSignal): Promise<DnsAnswer> {
+    return this.resolve(name, type, signal).then((o) => (typeof o === 'string' ? Promise.reject(new DnsError(o, o === 'BADNAME' ? name : normaliseName(name), type)) : o));
+  }
+
+  /**
+   * What `lookup` gives, as a value: the answer, or the code of the failure (NXDOMAIN, TIMEOUT,
+   * CANCELLED, …); never rejects. Most lookups of a message end in NXDOMAIN from a DNS list, and
+   * an error object and a rejected promise chain for each cost more than the rest of the lookup's
+   * JavaScript; the task's DNS API turns codes into results without ever making one.
+   */
+  resolve(name: string, type: RecordType, signal?: AbortSignal): Promise<DnsAnswer | DnsErrorCode> {
     const qname = normaliseName(name);
-    if (!validQname(qname)) return Promise.reject(new DnsError('BADNAME', name, type));
+    if (!validQname(qname)) return Promise.resolve('BADNAME');
     const key = `${type}\0${qname}`;
     const hit = this.#cache.get(key);
     if (hit) {
-      if (hit.expires > Date.now()) {
-        if (hit.answer) return Promise.resolve(hit.answer);
-        return Promise.reject(new DnsError(hit.error!, qname, type));
-      }
+      if (hit.expires > Date.now()) return Promise.resolve(hit.answer ?? hit.error!);
       this.#cache.delete(key);
     }
-    // Before a query is started: one started for nobody would reject with no handler, and an
-    // unhandled rejection ends the process.
-    if (signal?.aborted) return Promise.reject(new DnsError('CANCELLED', qname, type));
+    // Checked before a query is started, which would otherwise run for nobody.
+    if (signal?.aborted) return Promise.resolve('CANCELLED');
     let p = this.#inflight.get(key);
     if (!p) {
-      p = this.#query(qname, type).finally(() => this.#inflight.delete(key));
-      this.#inflight.set(key, p);
+      const started = this.#query(qname, type);
+      p = started;
+      this.#inflight.set(key, started);
+      // The entry goes when the query settles (#query never rejects).
+      void started.then(() => this.#inflight.delete(key));
     }
     if (!signal) return p;
     const waiters = abortWaiters(signal);
     const shared = p;
-    return new Promise<DnsAnswer>((resolve, reject) => {
-      const wait = waiters.add(() => reject(new DnsError('CANCELLED', qname, type)));
-      shared.then(
-        (a) => {
-          waiters.remove(wait);
-          resolve(a);
-        },
-        (e: unknown) => {
-          waiters.remove(wait);
-          reject(e);
-        },
-      );
+    return new Promise<DnsAnswer | DnsErrorCode>((resolve) => {
+      const wait = waiters.add(() => resolve('CANCELLED'));
+      void shared.then((o) => {
+        waiters.remove(wait);
+        resolve(o);
+      });
     });
   }
 
@@ -301,47 +304,53 @@ export class DnsResolver {
     this.#cache.set(key, entry);
   }
 
-  async #query(qname: string, type: RecordType): Promise<DnsAnswer> {
-    const key = `${type}\0${qname}`;
-    let lastError: DnsErrorCode = 'TIMEOUT';
-    for (let attempt = 0; attempt <= this.#opts.retransmits; attempt++) {
-      const server = this.#servers[this.#next++ % this.#servers.length]!;
-      let reply: DnsMessage;
-      try {
-        reply = await this.#udp(server, qname, type);
-        if (reply.truncated) reply = await this.#tcp(server, qname, type);
-      } catch (e) {
-        // A name the wire cannot carry (a label over 63 bytes once UTF-8 encoded) is no query.
-        if ((e as { code?: unknown }).code === 'DNS_WIRE_FORMAT') throw new DnsError('BADNAME', qname, type);
-        lastError = (e as { dnsCode?: DnsErrorCode }).dnsCode ?? 'NETWORK';
-        continue;
+  /** The outcome of asking the servers; never rejects (callers wait on it without a handler). */
+  async #query(qname: string, type: RecordType): Promise<DnsAnswer | DnsErrorCode> {
+    try {
+      const key = `${type}\0${qname}`;
+      let lastError: DnsErrorCode = 'TIMEOUT';
+      for (let attempt = 0; attempt <= this.#opts.retransmits; attempt++) {
+        const server = this.#servers[this.#next++ % this.#servers.length]!;
+        let reply: DnsMessage;
+        try {
+          reply = await this.#udp(server, qname, type);
+          if (reply.truncated) reply = await this.#tcp(server, qname, type);
+        } catch (e) {
+          // A name the wire cannot carry (a label over 63 bytes once UTF-8 encoded) is no query.
+          if ((e as { code?: unknown }).code === 'DNS_WIRE_FORMAT') return 'BADNAME';
+          lastError = (e as { dnsCode?: DnsErrorCode }).dnsCode ?? 'NETWORK';
+          continue;
+        }
+        if (reply.rcode === RCODE.SERVFAIL || reply.rcode === RCODE.REFUSED) {
+          lastError = reply.rcode === RCODE.SERVFAIL ? 'SERVFAIL' : 'REFUSED';
+          continue;
+        }
+        if (reply.rcode === RCODE.FORMERR) return 'FORMERR';
+        if (reply.rcode === RCODE.NOTIMP) return 'NOTIMP';
+        // Any other code (YXDOMAIN, NOTAUTH, BADVERS, …) is no answer either: read as "no records"
+        // it would be cached as a negative answer, and a DNS list would read "not listed".
+        if (reply.rcode !== RCODE.NOERROR && reply.rcode !== RCODE.NXDOMAIN) {
+          lastError = 'SERVFAIL';
+          continue;
+        }
+        const records = reply.answers.filter((rr) => rr.type === type);
+        if (reply.rcode === RCODE.NXDOMAIN || records.length === 0) {
+          const code: DnsErrorCode = reply.rcode === RCODE.NXDOMAIN ? 'NXDOMAIN' : 'NODATA';
+          const soa = reply.authorities.find((rr) => rr.type === 'SOA');
+          const ttl = soa ? Math.min(soa.ttl, (soa.data as SoaData).minttl) : DEFAULT_NEGATIVE_TTL;
+          if (ttl > 0) this.#store(key, { expires: Date.now() + Math.min(ttl, MAX_CACHE_TTL) * 1000, error: code });
+          return code;
+        }
+        const ttl = Math.min(...records.map((r) => r.ttl));
+        const answer: DnsAnswer = { records: records.map((r) => r.data), ttl };
+        if (ttl > 0) this.#store(key, { expires: Date.now() + Math.min(ttl, MAX_CACHE_TTL) * 1000, answer });
+        return answer;
       }
-      if (reply.rcode === RCODE.SERVFAIL || reply.rcode === RCODE.REFUSED) {
-        lastError = reply.rcode === RCODE.SERVFAIL ? 'SERVFAIL' : 'REFUSED';
-        continue;
-      }
-      if (reply.rcode === RCODE.FORMERR) throw new DnsError('FORMERR', qname, type);
-      if (reply.rcode === RCODE.NOTIMP) throw new DnsError('NOTIMP', qname, type);
-      // Any other code (YXDOMAIN, NOTAUTH, BADVERS, …) is no answer either: read as "no records"
-      // it would be cached as a negative answer, and a DNS list would read "not listed".
-      if (reply.rcode !== RCODE.NOERROR && reply.rcode !== RCODE.NXDOMAIN) {
-        lastError = 'SERVFAIL';
-        continue;
-      }
-      const records = reply.answers.filter((rr) => rr.type === type);
-      if (reply.rcode === RCODE.NXDOMAIN || records.length === 0) {
-        const code: DnsErrorCode = reply.rcode === RCODE.NXDOMAIN ? 'NXDOMAIN' : 'NODATA';
-        const soa = reply.authorities.find((rr) => rr.type === 'SOA');
-        const ttl = soa ? Math.min(soa.ttl, (soa.data as SoaData).minttl) : DEFAULT_NEGATIVE_TTL;
-        if (ttl > 0) this.#store(key, { expires: Date.now() + Math.min(ttl, MAX_CACHE_TTL) * 1000, error: code });
-        throw new DnsError(code, qname, type);
-      }
-      const ttl = Math.min(...records.map((r) => r.ttl));
-      const answer: DnsAnswer = { records: records.map((r) => r.data), ttl };
-      if (ttl > 0) this.#store(key, { expires: Date.now() + Math.min(ttl, MAX_CACHE_TTL) * 1000, answer });
-      return answer;
+      return lastError;
+    } catch {
+      // Nothing above is expected to throw; if it does, the lookup is a network failure.
+      return 'NETWORK';
     }
-    throw new DnsError(lastError, qname, type);
   }
 
   #udp(server: Server, qname: string, type: RecordType): Promise<DnsMessage> {

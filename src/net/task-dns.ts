@@ -1,8 +1,9 @@
 // DNS lookups of one task on the worker's shared resolver: callback and awaited forms, the
 // per-task lookup cap, the task deadline, and a node:dns-shaped adapter for libraries.
 
-import { DnsError, dnsErrorText, isDnsError } from './dns-errors.js';
+import { dnsErrorText, nodeDnsError } from './dns-errors.js';
 import type { DnsErrorCode } from './dns-errors.js';
+import type { DnsAnswer } from './dns-resolver.js';
 import { RECORD_TYPES } from './dns-wire.js';
 import type { MxData, RecordData, RecordType, SoaData, SrvData } from './dns-wire.js';
 import { dispatch, NetError } from './scope.js';
@@ -41,6 +42,16 @@ function toNodeValue(type: RecordType, d: RecordData): unknown {
 
 function failure(code: DnsErrorCode, text: string): DnsResult {
   return { ok: false, is_ok: false, error: text, code };
+}
+
+/**
+ * The name a failure's message quotes, as the DnsError the lookup used to reject with had it:
+ * the caller's spelling for the refusals made before asking (and a name that is no name), the
+ * resolver's normalised one for the rest.
+ */
+function errorName(code: DnsErrorCode, name: string): string {
+  if (code === 'LIMIT' || code === 'BADNAME') return name;
+  return name.endsWith('.') ? name.slice(0, -1).toLowerCase() : name.toLowerCase();
 }
 
 /** Names kept in a task's DNS failure summary; the count goes on past it. */
@@ -83,14 +94,10 @@ export class TaskDnsImpl implements TaskDns {
       const type = recordType(rrtype);
       const ev = scope.begin('dns');
       try {
-        const a = await this.#lookup(name, type, false);
-        return a.records.map((r) => toNodeValue(type, r));
-      } catch (e) {
-        if (isDnsError(e)) {
-          noteDnsFailure(this.#budget, name, e.code);
-          throw Object.assign(new Error(e.message), { code: e.nodeCode, hostname: name });
-        }
-        throw e;
+        const o = await this.#lookup(name, type, false);
+        if (typeof o !== 'string') return o.records.map((r) => toNodeValue(type, r));
+        noteDnsFailure(this.#budget, name, o);
+        throw nodeDnsError(o, errorName(o, name), type, name);
       } finally {
         ev.end();
       }
@@ -101,28 +108,26 @@ export class TaskDnsImpl implements TaskDns {
     return this.#budget.used;
   }
 
-  #lookup(name: string, type: RecordType, forced: boolean): Promise<{ records: RecordData[]; ttl: number }> {
-    if (this.scope.ended || this.scope.signal.aborted) return Promise.reject(new DnsError('CANCELLED', name, type));
+  /** The answer or the failure's code (never rejects): see DnsResolver.resolve. */
+  #lookup(name: string, type: RecordType, forced: boolean): Promise<DnsAnswer | DnsErrorCode> {
+    if (this.scope.ended || this.scope.signal.aborted) return Promise.resolve('CANCELLED');
     if (!forced) {
       if (this.#budget.used >= this.scope.dnsMaxRequests) {
         // Said once, on the task's log line (noteDnsFailure): a message with hundreds of URLs would otherwise write a line per refused lookup.
-        return Promise.reject(new DnsError('LIMIT', name, type));
+        return Promise.resolve('LIMIT');
       }
       this.#budget.used++;
     }
     // The resolver retries on its own schedule; the task deadline aborts the signal earlier.
-    return this.scope.resolver.lookup(name, type, this.scope.signal);
+    return this.scope.resolver.resolve(name, type, this.scope.signal);
   }
 
-  async #result(name: string, type: RecordType, forced: boolean): Promise<DnsResult> {
-    try {
-      const a = await this.#lookup(name, type, forced);
-      return { ok: true, is_ok: true, results: a.records.map((r) => toValue(type, r)), ttl: a.ttl };
-    } catch (e) {
-      const code: DnsErrorCode = isDnsError(e) ? e.code : 'NETWORK';
-      noteDnsFailure(this.#budget, name, code);
-      return isDnsError(e) ? failure(e.code, e.text) : failure('NETWORK', (e as Error).message);
-    }
+  #result(name: string, type: RecordType, forced: boolean): Promise<DnsResult> {
+    return this.#lookup(name, type, forced).then((o): DnsResult => {
+      if (typeof o !== 'string') return { ok: true, is_ok: true, results: o.records.map((r) => toValue(type, r)), ttl: o.ttl };
+      noteDnsFailure(this.#budget, name, o);
+      return failure(o, dnsErrorText(o));
+    });
   }
 
   /**

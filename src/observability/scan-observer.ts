@@ -18,6 +18,8 @@ export interface ScanInfo {
   seconds: number;
   /** Rows of legacy `/check`/`/scan` requests carry `is_spam` and symbols without `name`. */
   legacy?: boolean;
+  /** The To/Cc addresses, when already read (the history row's), for the log line. */
+  mimeRcpts?: string[];
 }
 
 export type ScanObserver = (info: ScanInfo) => void;
@@ -35,19 +37,21 @@ export function createScanObserver(opts: ScanObserverOptions): ScanObserver {
     recorder.scan(info.result, info.seconds);
     // Tasks flagged not to be logged are not kept in the history either.
     if (isUnlogged(info.result, info.meta)) return;
-    try {
-      scanLine?.(info);
-    } catch (err) {
-      // A line that cannot be written must not cost the scan its history row or its reply.
-      log.warn('could not write the scan log line', { err: String(err) });
-    }
+    // The row first: the line takes the MIME recipients the row has read from the header block.
     let row;
     try {
       row = buildHistoryRow(info.result, info.meta, info.message, info.startedAt, info.legacy);
     } catch (err) {
       log.warn('could not build a history row', { err: String(err) });
-      return;
     }
+    try {
+      // buildHistoryRow sets rcpt_mime to the To/Cc addresses (a string[]; rows are loosely typed records).
+      scanLine?.(row ? { ...info, mimeRcpts: row.rcpt_mime as string[] } : info);
+    } catch (err) {
+      // A line that cannot be written must not cost the scan its history row or its reply.
+      log.warn('could not write the scan log line', { err: String(err) });
+    }
+    if (!row) return;
     recorder.history(row);
   };
 }

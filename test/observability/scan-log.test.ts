@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { REPO_ROOT, runCli, type LogLine } from '../cli/run-cli.js';
 import { httpCall, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { resolveLogFormat } from '../../src/observability/log.js';
-import { scanLogFields, scanLogText } from '../../src/observability/scan-log.js';
+import { createScanLogger, scanLogFields, scanLogText } from '../../src/observability/scan-log.js';
+import { createScanObserver } from '../../src/observability/scan-observer.js';
+import type { StatsRecorder } from '../../src/observability/stats-recorder.js';
 import { emptyMeta, type ScanResult } from '../../src/plugin-api/index.js';
 
 const MESSAGE_FILE = '/work/shared/fixtures/rspamd-test-messages/advance_fee_fraud.eml';
@@ -199,6 +201,30 @@ test('hostile values are escaped and bounded: a recipient cannot start a second 
   assert.ok(text.includes('[1.50/15.00] [SYM\\x0a(1.50){opt0\\x2028;'), text);
   assert.ok(text.includes('time: 12.30ms'));
   assert.deepEqual(f.mimeRcpts, ['m@example.org']);
+});
+
+test('the worker\'s line takes the MIME recipients from the history row, and they are the ones the line reads alone', () => {
+  // 60 To/Cc addresses (past the cap of 50), one with a control character, a folded Cc.
+  const to = Array.from({ length: 40 }, (_, i) => `<t${i}@example.net>`).join(', ');
+  const cc = Array.from({ length: 20 }, (_, i) => `c${i}@example.org`).join(',\r\n ');
+  const msg = Buffer.from(`From: a@example.com\r\nTo: ${to}, "x" <bad\x7fx@example.net>\r\nCc: ${cc}\r\nSubject: s\r\n\r\nbody\r\n`, 'latin1');
+  const meta = emptyMeta();
+  const result: ScanResult = {
+    isSkipped: false, score: 0, requiredScore: 15, action: 'no action', thresholds: [], groups: [], messages: {}, timeReal: 0.01, newline: '\r\n', symbols: [],
+  };
+  const lines: Array<Record<string, unknown>> = [];
+  const rows: Array<Record<string, unknown>> = [];
+  const capture = { debug() {}, info: (_m: string, extra?: Record<string, unknown>) => void lines.push(extra ?? {}), warn() {}, error() {} };
+  const recorder = { scan() {}, history: (row: Record<string, unknown>) => void rows.push(row) } as unknown as StatsRecorder;
+  const observe = createScanObserver({ recorder, log: capture, scanLine: createScanLogger(capture, 'json', 'info') });
+  observe({ result, meta, message: msg, startedAt: Date.now(), seconds: 0.01 });
+  assert.equal(lines.length, 1);
+  assert.equal(rows.length, 1);
+  const alone = scanLogFields({ result, meta, message: msg, seconds: 0.01 });
+  assert.equal(alone.mimeRcpts.length, 50);
+  assert.ok(alone.mimeRcpts.includes('bad\\x7fx@example.net'), 'escaped');
+  assert.deepEqual(lines[0]!.mimeRcpts, alone.mimeRcpts);
+  assert.equal((rows[0]!.rcpt_mime as string[]).length, 50);
 });
 
 test('logging.format auto: text at a terminal, JSON otherwise', () => {

@@ -2,6 +2,7 @@
 // link-only bodies judged for plausibility (Rspamd's hfilter.lua).
 import type { DnsResult, Task, TextPart } from '../../plugin-api/index.js';
 import { isLocalAddress } from '../../module-helpers/local-address.js';
+import { memoize } from '../../message/memo.js';
 import type { HfilterConfig } from './config.js';
 import { HELO_BAD_IP, HELO_BARE_IP, HELO_PATTERNS, HOST_PATTERNS, isFqdn, maxWeight } from './patterns.js';
 import { urlOnlyRatio } from './url-only.js';
@@ -12,6 +13,12 @@ const RSPAMC_HELO = 'rspamc.local';
 const URL_ONLY_FROM = 0.8;
 
 type Suffix = 'HELO' | 'FROMHOST' | 'MID';
+
+// The pattern weights of a HELO and of a client name, remembered: a few relays say most of the
+// HELOs a server sees (367 distinct among the 2 481 the development split's MTA recorded), and
+// each look runs some 30 regular expressions.
+const heloWeight = memoize((helo: string) => Math.max(maxWeight(helo, HELO_PATTERNS), maxWeight(helo, HOST_PATTERNS)));
+const hostnameWeight = memoize((hostname: string) => maxWeight(hostname, HOST_PATTERNS));
 
 /** A/AAAA of `host`, then its MX and their addresses, as Rspamd's check_host does. */
 async function checkHost(task: Task, host: string, suffix: Suffix, dns: boolean, ip?: string): Promise<void> {
@@ -96,7 +103,7 @@ export function makeHfilterCheck(cfg: HfilterConfig): (task: Task) => Promise<vo
       if (badIp) task.insert('HFILTER_HELO_BADIP', 1, `${helo}:${String(badIp)}`);
       else if (bareIp) task.insert('HFILTER_HELO_BAREIP', 1, `${helo}:${String(bareIp)}`);
       else {
-        weightHelo = Math.max(maxWeight(helo, HELO_PATTERNS), maxWeight(helo, HOST_PATTERNS));
+        weightHelo = heloWeight(helo);
         if (ip && weightHelo === 0) lookups.push(checkHost(task, helo, 'HELO', cfg.dns_enabled, ip));
       }
     }
@@ -106,7 +113,7 @@ export function makeHfilterCheck(cfg: HfilterConfig): (task: Task) => Promise<vo
     if (cfg.hostname_enabled) {
       // Rspamd reports an absent client name the same as the MTA's `unknown`.
       if (!hostname || hostname.toLowerCase() === 'unknown') task.insert('HFILTER_HOSTNAME_UNKNOWN', 1);
-      else weightHostname = maxWeight(hostname, HOST_PATTERNS);
+      else weightHostname = hostnameWeight(hostname);
     }
     if (weightHelo > 0 && weightHelo >= weightHostname) task.insert(`HFILTER_HELO_${weightHelo}`, 1, helo);
     else if (weightHostname > 0) task.insert(`HFILTER_HOSTNAME_${weightHostname}`, 1, hostname);
