@@ -41,7 +41,9 @@ interface RoleV8 {
 
 export const ROLE_V8: Readonly<Record<'normal' | 'controller' | 'fuzzy' | 'proxy', RoleV8>> = {
   // 8 MiB: another 5 MiB less per worker than 16 for about 3 % more CPU, within the runs' noise (4 MiB cost 25 %).
-  normal: { semiSpaceMiB: 8, heapGrowingPercent: 20, noSparkplug: true },
+  // 6 MiB: 2–4 MiB less per worker than 8 after a load; CPU per scan in process, 4 and 16 scans in
+  // flight, paired with 8: median 2 % in 6's favour, i.e. no cost above the noise (docs/tuning.md).
+  normal: { semiSpaceMiB: 6, heapGrowingPercent: 20, noSparkplug: true },
   // Serves the web UI and learns at a few requests a second: PSS 87 → 56 MiB idle.
   controller: { semiSpaceMiB: 1, optimizeForSize: true, noSparkplug: true },
   // V8's own default, said explicitly: the supervisor's launch flag (SUPERVISOR_NODE_FLAGS) is

@@ -45,7 +45,7 @@ describe('worker processes', () => {
       assert.equal(normalPids.length, 1);
       const normal = procStrings(normalPids[0]!, 'cmdline');
       assert.ok(/worker-main\.(js|ts)$/.test(normal.at(-1) ?? ''), `forked from src/workers/worker-main: ${normal.join(' ')}`);
-      assert.equal(lastFlag(normal, '--max-semi-space-size'), '8', normal.join(' '));
+      assert.equal(lastFlag(normal, '--max-semi-space-size'), '6', normal.join(' '));
       assert.equal(lastFlag(normal, '--heap-growing-percent'), '20');
       assert.ok(!normal.includes('--optimize-for-size'), 'scan workers are not optimised for size (it doubles CPU per scan)');
       const controller = procStrings(controllerPid, 'cmdline');
