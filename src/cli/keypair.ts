@@ -4,7 +4,7 @@
 
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { formatKeypair, generateKeypair, type KeypairText } from '../crypto/keypair.js';
+import type { KeypairText } from '../crypto/keypair.js';
 
 /** YAML for a worker section: `keypair:` at the indentation the section's keys use. */
 export function keypairYaml(text: KeypairText): string {
@@ -34,7 +34,9 @@ export function registerKeypairCommand(program: Command): void {
     .option('-j, --json', 'print JSON (the layout of rspamadm keypair -j)')
     .option('--hex', 'encode the keys in hex instead of base32')
     .option('-o, --output <file>', 'write to this file (created readable by the owner only) instead of stdout')
-    .action((opts: { json?: boolean; hex?: boolean; output?: string }) => {
+    .action(async (opts: { json?: boolean; hex?: boolean; output?: string }) => {
+      // Imported when the command runs: `serve`'s supervisor is this same program and never makes keys.
+      const { formatKeypair, generateKeypair } = await import('../crypto/keypair.js');
       const text = formatKeypair(generateKeypair(), opts.hex ? 'hex' : 'base32');
       const out = opts.json ? keypairJson(text) : keypairYaml(text);
       if (opts.output) {

@@ -5,7 +5,7 @@
 
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { hashPassword, isHashedPassword, verifyPassword, type PasswordHashType } from '../crypto/password.js';
+import type { PasswordHashType } from '../crypto/password.js';
 
 const TYPES: readonly PasswordHashType[] = ['scrypt', 'catena', 'pbkdf2'];
 /** Longest password read from stdin or a prompt: a runaway pipe must not fill memory. */
@@ -86,6 +86,8 @@ export function registerPwCommand(program: Command): void {
     .option('-t, --type <type>', `hash format: scrypt (mailsift), catena or pbkdf2 (Rspamd's $2$ / $1$, also accepted by Rspamd)`, hashType, 'scrypt')
     .option('-c, --check <hash>', 'check the password against this hash: exit 0 when it matches, 1 when not')
     .action(async (opts: { password?: string; type: PasswordHashType; check?: string }) => {
+      // Imported when the command runs: `serve`'s supervisor is this same program and never hashes.
+      const { hashPassword, isHashedPassword, verifyPassword } = await import('../crypto/password.js');
       try {
         if (opts.check !== undefined) {
           if (!isHashedPassword(opts.check)) throw new PwInputError('--check expects a hash ($1$…, $2$… or $scrypt$…)');

@@ -7,7 +7,6 @@
 
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
-import { transform } from 'esbuild';
 
 /** A plugin file larger than this is refused before it is compiled (a plugin is code, not data). */
 export const MAX_PLUGIN_FILE_BYTES = 4 * 1024 * 1024;
@@ -40,6 +39,9 @@ export async function importPluginFile(file: string): Promise<Record<string, unk
   if (source.length > MAX_PLUGIN_FILE_BYTES) throw new PluginCompileError(`${file}: ${source.length} bytes, more than the ${MAX_PLUGIN_FILE_BYTES} a plugin file may have`);
   let code: string;
   try {
+    // Imported here: most servers have no TypeScript plugin, and esbuild's API module holds about
+    // 1 MiB of heap in every process that imports it (docs/tuning.md, "Memory of each process").
+    const { transform } = await import('esbuild');
     ({ code } = await transform(source.toString('utf8'), { loader: 'ts', format: 'esm', target: 'node20', sourcefile: file, sourcemap: 'inline' }));
   } catch (err) {
     const errors = (err as { errors?: EsbuildMessage[] }).errors;

@@ -6,7 +6,7 @@
 import { hchacha, xchacha20 } from '@noble/ciphers/chacha.js';
 import { poly1305 } from '@noble/ciphers/_poly1305.js';
 import { equalBytes, randomBytes } from '@noble/ciphers/utils.js';
-import { x25519 } from '@noble/curves/ed25519.js';
+import { x25519SharedSecret } from './x25519.js';
 
 export const KEY_BYTES = 32;
 export const NONCE_BYTES = 24;
@@ -52,9 +52,9 @@ export function sharedKey(secretKey: Uint8Array, peerPublicKey: Uint8Array): Uin
   if (secretKey.length !== KEY_BYTES || peerPublicKey.length !== KEY_BYTES) return undefined;
   let s: Uint8Array;
   try {
-    s = x25519.getSharedSecret(secretKey, peerPublicKey);
+    s = x25519SharedSecret(secretKey, peerPublicKey);
   } catch {
-    return undefined; // noble rejects low-order points before the ladder
+    return undefined; // OpenSSL refuses an all-zero result (a low-order peer key)
   }
   return hchacha20(s, ZERO16);
 }

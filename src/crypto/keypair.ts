@@ -3,10 +3,10 @@
 // of `rspamadm keypair` / `mailsift keypair`, and its loading rules.
 
 import { randomBytes } from '@noble/ciphers/utils.js';
-import { x25519 } from '@noble/curves/ed25519.js';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { base32DecodeExact, base32Encode } from '../core/base32.js';
 import { KEY_BYTES } from './cryptobox.js';
+import { x25519PublicKey } from './x25519.js';
 
 /** Bytes of a full key id (BLAKE2b-512). */
 export const KEY_ID_BYTES = 64;
@@ -46,7 +46,7 @@ function clamp(sk: Uint8Array): Uint8Array {
 }
 
 export function keypairFromSecret(secretKey: Uint8Array, publicKey?: Uint8Array): KexKeypair {
-  const pk = publicKey ?? x25519.getPublicKey(secretKey);
+  const pk = publicKey ?? x25519PublicKey(secretKey);
   return { secretKey, publicKey: pk, id: keyId(pk) };
 }
 

@@ -31,6 +31,8 @@ export const BOARD_DIR_ENV = 'MAILSIFT_SCAN_BOARD_DIR';
 export const CONTROLLER_PORT_ENV = 'MAILSIFT_CONTROLLER_PORT';
 /** Ports the supervisor picked for the proxy's TCP binds configured with port 0, as a JSON list by bind. */
 export const PROXY_PORTS_ENV = 'MAILSIFT_PROXY_PORTS';
+/** The ServeOptions of a forked worker, as JSON: its entry (worker-main.ts) has no command line to parse. */
+export const SERVE_OPTIONS_ENV = 'MAILSIFT_SERVE_OPTIONS';
 
 export interface IpcMessage {
   /**

@@ -8,6 +8,8 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import { rmSync } from 'node:fs';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createServer, type AddressInfo } from 'node:net';
 import { withDeadline } from '../core/deadline.js';
 import { routeConsoleToLog } from '../observability/console-capture.js';
@@ -24,6 +26,7 @@ import {
   problemList,
   PROXY_PORTS_ENV,
   ROLE_ENV,
+  SERVE_OPTIONS_ENV,
   SHUTDOWN_EXTRA_MS,
   type ConfigCheckReply,
   type IpcMessage,
@@ -58,6 +61,9 @@ const RELOAD_READY_TIMEOUT_MS = 120_000;
 const SUPERVISOR_LAG_MS = 4 * WATCHDOG_TICK_MS;
 /** Time a dead worker's stderr is given to deliver its last lines (V8's out-of-memory report) before its exit is judged. */
 const STDERR_DRAIN_MS = 1_000;
+
+/** Each worker's entry module (worker-main.ts): compiled beside this one, or the TypeScript source under tsx (the tests). */
+const WORKER_MAIN = fileURLToPath(new URL(`./worker-main${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 /** `node` options for a worker process: the parent's, the role's V8 flags, then the heap cap. */
 function workerExecArgv(maxHeap: number, role: WorkerRole): string[] {
@@ -189,13 +195,14 @@ function needsRestart(from: PrimaryConfig, to: PrimaryConfig): string[] {
 }
 
 /** The cluster primary: forks, watches and replaces workers, and replaces them all on a reload. */
-async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger, countOverride: number | undefined): Promise<void> {
+async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger, countOverride: number | undefined, serverName: string | undefined): Promise<void> {
   /** The configuration the current workers run, and its processShape(). */
   let cfg = initial.cfg;
   let shape = initial.shape;
   tuneV8ForSupervising();
   let count = countOverride ?? cfg.workers.normal.count;
   let ports = await planPorts(cfg);
+  const workerOptions = JSON.stringify({ confDir, ...(serverName ? { serverName } : {}) } satisfies ServeOptions);
   const slog = log.child('supervisor');
   let watchdogMs = cfg.workers.watchdogTimeout * 1000;
   const boardDir = makeBoardDir(slog);
@@ -264,8 +271,8 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
     slot.outOfHeap = false;
     slot.liveness = new Liveness(monotonicMs());
     // Each role its own V8 flags (roleV8Flags): the settings cluster.fork reads at the fork.
-    cluster.setupPrimary({ execArgv: workerExecArgv(forkMaxHeap, slot.role) });
-    const worker = cluster.fork({ ...workerMallocEnv(), ...slot.env, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}) });
+    cluster.setupPrimary({ exec: WORKER_MAIN, args: [], execArgv: workerExecArgv(forkMaxHeap, slot.role) });
+    const worker = cluster.fork({ ...workerMallocEnv(), ...slot.env, [SERVE_OPTIONS_ENV]: workerOptions, ...(boardDir ? { [BOARD_DIR_ENV]: boardDir } : {}) });
     // A message sent to a worker that is exiting fails after isConnected() said yes (EPIPE on the
     // channel's write); unheard, that 'error' would end the supervisor. The exit is handled below.
     worker.on('error', (err: Error) => slog.debug(`${slot.role} worker ${worker.process.pid}: ${err.message}`, { worker: slot.role, workerPid: worker.process.pid }));
@@ -651,5 +658,5 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const log = createLogger({ level: part.cfg.logging.level, format: part.cfg.logging.format, ...(part.cfg.logging.file ? { file: part.cfg.logging.file } : {}) });
   // stdout is the log stream: a library's console output must arrive as a record, not raw text.
   routeConsoleToLog(log.child('console'));
-  return runPrimary(opts.confDir, part, log, opts.workers);
+  return runPrimary(opts.confDir, part, log, opts.workers, opts.serverName);
 }

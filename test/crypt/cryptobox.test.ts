@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { base32Encode } from '../../src/core/base32.js';
 import { hchacha20, open, seal, sharedKey, BOX_OVERHEAD } from '../../src/crypto/cryptobox.js';
-import { generateKeypair, keyId } from '../../src/crypto/keypair.js';
+import { generateKeypair, keyId, keypairFromSecret } from '../../src/crypto/keypair.js';
+import { x25519SharedSecret } from '../../src/crypto/x25519.js';
 import { formatKeyHeader, parseKeyHeader } from '../../src/http/crypt/key-header.js';
 import { isLocalPeer } from '../../src/http/crypt/local-peer.js';
 import { hex, unhex } from './fixtures.js';
@@ -16,6 +17,17 @@ describe('cryptobox', () => {
     const key = unhex('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f');
     const input = unhex('000000090000004a0000000031415927');
     assert.equal(hex(hchacha20(key, input)), '82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc');
+  });
+
+  it('X25519 matches RFC 7748 §6.1 (public keys and the shared secret of Alice and Bob)', () => {
+    const alice = keypairFromSecret(unhex('77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a'));
+    const bob = keypairFromSecret(unhex('5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb'));
+    assert.equal(hex(alice.publicKey), '8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a');
+    assert.equal(hex(bob.publicKey), 'de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f');
+    const shared = '4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742';
+    assert.equal(hex(x25519SharedSecret(alice.secretKey, bob.publicKey)), shared);
+    assert.equal(hex(x25519SharedSecret(bob.secretKey, alice.publicKey)), shared);
+    assert.equal(hex(sharedKey(alice.secretKey, bob.publicKey)!), hex(hchacha20(unhex(shared), new Uint8Array(16))));
   });
 
   it('both sides derive the same shared key; low-order peer keys are refused', () => {

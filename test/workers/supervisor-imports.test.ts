@@ -82,3 +82,18 @@ describe('the supervisor process', () => {
     for (const f of ['src/engine/index.ts', 'src/config/load.ts', 'src/workers/config-check.ts']) assert.ok(child.files.has(f), f);
   });
 });
+
+describe('a worker process', () => {
+  const g = staticGraph('src/workers/worker-main.ts');
+
+  it('reaches its roles\' code, and not the command line, the supervisor or start-up-only packages', () => {
+    assert.ok(g.files.has('src/workers/in-process.ts'));
+    assert.ok(g.files.has('src/config/load.ts'));
+    assert.ok(g.packages.has('zod'));
+    // The worker's entry replaces the command line (src/workers/worker-main.ts).
+    for (const f of ['src/cli/mailsift.ts', 'src/workers/supervisor.ts']) assert.ok(!g.files.has(f), `a worker loads ${f}: ${chain(g, f)}`);
+    // commander: the command line's; esbuild: only a TypeScript plugin needs it (imported then);
+    // @noble/curves: X25519 is node:crypto's (src/crypto/x25519.ts).
+    for (const p of ['commander', 'esbuild', '@noble/curves']) assert.ok(!g.packages.has(p), `a worker loads the package ${p}`);
+  });
+});

@@ -40,16 +40,18 @@ async function withServer(env: Record<string, string | undefined>, check: (norma
 }
 
 describe('worker processes', () => {
-  it('fork with their role\'s V8 flags and two malloc arenas', { timeout: 120_000 }, async () => {
+  it('fork from the worker entry with their role\'s V8 flags and two malloc arenas', { timeout: 120_000 }, async () => {
     await withServer({ MALLOC_ARENA_MAX: undefined }, (normalPids, controllerPid) => {
       assert.equal(normalPids.length, 1);
       const normal = procStrings(normalPids[0]!, 'cmdline');
-      assert.equal(lastFlag(normal, '--max-semi-space-size'), '8', normal.join(' '));
+      assert.ok(/worker-main\.(js|ts)$/.test(normal.at(-1) ?? ''), `forked from src/workers/worker-main: ${normal.join(' ')}`);
+      assert.equal(lastFlag(normal, '--max-semi-space-size'), '6', normal.join(' '));
       assert.equal(lastFlag(normal, '--heap-growing-percent'), '20');
       assert.ok(!normal.includes('--optimize-for-size'), 'scan workers are not optimised for size (it doubles CPU per scan)');
       const controller = procStrings(controllerPid, 'cmdline');
       assert.equal(lastFlag(controller, '--max-semi-space-size'), '1', controller.join(' '));
       assert.ok(controller.includes('--optimize-for-size'));
+      for (const args of [normal, controller]) assert.ok(args.includes('--no-sparkplug'), `no baseline code: ${args.join(' ')}`);
       for (const pid of [normalPids[0]!, controllerPid]) {
         assert.ok(procStrings(pid, 'environ').includes('MALLOC_ARENA_MAX=2'), `worker ${pid} has MALLOC_ARENA_MAX=2`);
       }

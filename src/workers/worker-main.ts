@@ -1,0 +1,19 @@
+// The entry of a forked worker process. The supervisor forks this module rather than the
+// command line it was started from, and hands over the serve options in the environment: a
+// worker then loads neither the argument parser, nor the other subcommands, nor the
+// supervisor's own code (about 1 MiB of heap in each worker; docs/tuning.md, "Memory of each
+// process").
+
+import { formatIssues, isConfigError } from '../config/errors.js';
+import { serveInProcess } from './in-process.js';
+import { SERVE_OPTIONS_ENV, type ServeOptions } from './process-common.js';
+
+try {
+  const opts = JSON.parse(process.env[SERVE_OPTIONS_ENV] ?? '') as ServeOptions;
+  await serveInProcess(opts);
+} catch (err) {
+  // As the command line prints a failed `serve`; the supervisor forwards a worker's stderr to its log.
+  if (isConfigError(err)) process.stderr.write(`${formatIssues(err.issues)}\n`);
+  else process.stderr.write(`${(err as Error)?.message ?? String(err)}\n`);
+  process.exit(1);
+}
