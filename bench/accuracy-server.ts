@@ -78,8 +78,8 @@ export function mailsiftFilter(repoRoot: string, addHeader: number, bayesYaml?: 
     name: 'mailsift',
     async untrained() {
       const server = await startBenchServer(repoRoot, bayesYaml);
-      stopOnSignal(server.stop);
-      return { server, done: () => server.stop() };
+      const forget = stopOnSignal(server.stop);
+      return { server, done: () => { forget(); return server.stop(); } };
     },
     addHeader: async () => addHeader,
     close: async () => undefined,

@@ -203,14 +203,29 @@ export async function startMailsift(repoRoot: string, workers: number, extra: Ma
   return { name: 'mailsift', scan, controller: `127.0.0.1:${controllerPort}`, pids: () => [child.pid!], stop };
 }
 
-/** Ctrl-C or SIGTERM stops the server (and its DNS stub) before exiting, instead of orphaning it. */
-export function stopOnSignal(stop: () => Promise<void>): void {
-  const handler = (signal: NodeJS.Signals): void => {
-    process.stderr.write(`${signal}: stopping the server…\n`);
-    void stop().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
+/** Servers a Ctrl-C or SIGTERM must stop before the bench exits (see stopOnSignal). */
+const stopsOnSignal = new Set<() => Promise<void>>();
+let signalHandlerInstalled = false;
+
+/**
+ * Ctrl-C or SIGTERM stops the server (and its DNS stub) before exiting, instead of orphaning it.
+ * One handler stops every server still registered and exits when all have stopped: with one
+ * handler per server, the handler of a server an earlier experiment had stopped finished at once
+ * and exited while the running one was still up (an accuracy run killed mid-way left its server
+ * running). Returns a function that unregisters the server, for when it has been stopped.
+ */
+export function stopOnSignal(stop: () => Promise<void>): () => void {
+  stopsOnSignal.add(stop);
+  if (!signalHandlerInstalled) {
+    signalHandlerInstalled = true;
+    const handler = (signal: NodeJS.Signals): void => {
+      process.stderr.write(`${signal}: stopping the server…\n`);
+      void Promise.allSettled([...stopsOnSignal].map((s) => s())).finally(() => process.exit(130));
+    };
+    process.once('SIGINT', handler);
+    process.once('SIGTERM', handler);
+  }
+  return () => stopsOnSignal.delete(stop);
 }
 
 function pidFile(name: string): number | undefined {
