@@ -196,6 +196,15 @@ function normaliseName(name: string): string {
   return name.endsWith('.') ? name.slice(0, -1).toLowerCase() : name.toLowerCase();
 }
 
+/**
+ * The name a failure's message quotes: the caller's spelling for the refusals made before asking
+ * (a name that is no name, a lookup past the task's cap), the normalised one that was asked for
+ * the rest.
+ */
+export function failedName(code: DnsErrorCode, name: string): string {
+  return code === 'BADNAME' || code === 'LIMIT' ? name : normaliseName(name);
+}
+
 /** 1–253 characters in labels of 1–63. */
 function validQname(qname: string): boolean {
   if (qname.length === 0 || qname.length > 253) return false;
@@ -256,7 +265,7 @@ export class DnsResolver {
 
   /** Records of `type` for `name`; rejects with a DnsError. `signal` abandons only this caller's wait. */
   lookup(name: string, type: RecordType, signal?: AbortSignal): Promise<DnsAnswer> {
-    return this.resolve(name, type, signal).then((o) => (typeof o === 'string' ? Promise.reject(new DnsError(o, o === 'BADNAME' ? name : normaliseName(name), type)) : o));
+    return this.resolve(name, type, signal).then((o) => (typeof o === 'string' ? Promise.reject(new DnsError(o, failedName(o, name), type)) : o));
   }
 
   /**

@@ -3,7 +3,7 @@
 
 import { dnsErrorText, nodeDnsError } from './dns-errors.js';
 import type { DnsErrorCode } from './dns-errors.js';
-import type { DnsAnswer } from './dns-resolver.js';
+import { failedName, type DnsAnswer } from './dns-resolver.js';
 import { RECORD_TYPES } from './dns-wire.js';
 import type { MxData, RecordData, RecordType, SoaData, SrvData } from './dns-wire.js';
 import { dispatch, NetError } from './scope.js';
@@ -42,16 +42,6 @@ function toNodeValue(type: RecordType, d: RecordData): unknown {
 
 function failure(code: DnsErrorCode, text: string): DnsResult {
   return { ok: false, is_ok: false, error: text, code };
-}
-
-/**
- * The name a failure's message quotes, as the DnsError the lookup used to reject with had it:
- * the caller's spelling for the refusals made before asking (and a name that is no name), the
- * resolver's normalised one for the rest.
- */
-function errorName(code: DnsErrorCode, name: string): string {
-  if (code === 'LIMIT' || code === 'BADNAME') return name;
-  return name.endsWith('.') ? name.slice(0, -1).toLowerCase() : name.toLowerCase();
 }
 
 /** Names kept in a task's DNS failure summary; the count goes on past it. */
@@ -97,7 +87,7 @@ export class TaskDnsImpl implements TaskDns {
         const o = await this.#lookup(name, type, false);
         if (typeof o !== 'string') return o.records.map((r) => toNodeValue(type, r));
         noteDnsFailure(this.#budget, name, o);
-        throw nodeDnsError(o, errorName(o, name), type, name);
+        throw nodeDnsError(o, failedName(o, name), type, name);
       } finally {
         ev.end();
       }
