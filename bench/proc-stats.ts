@@ -81,17 +81,38 @@ export function treeRssBytes(roots: number[]): number {
   return rssBytesOf(processTree(roots));
 }
 
+/** A process's PSS from /proc/<pid>/smaps_rollup, whole and its anonymous and file-backed parts, KiB. */
+export interface PssParts {
+  pssKiB: number;
+  anonKiB: number;
+  fileKiB: number;
+}
+
+/** PssParts of `pid`; undefined when smaps_rollup cannot be read (an exited process, an old kernel). */
+export function pssParts(pid: number): PssParts | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const field = (k: string): number | undefined => {
+    const m = new RegExp(`^${k}:\\s+(\\d+)\\s+kB`, 'm').exec(text);
+    return m ? Number(m[1]) : undefined;
+  };
+  const pss = field('Pss');
+  return pss === undefined ? undefined : { pssKiB: pss, anonKiB: field('Pss_Anon') ?? 0, fileKiB: field('Pss_File') ?? 0 };
+}
+
 /** Resident memory (PSS, else RSS) of exactly these processes, in bytes. */
 export function rssBytesOf(pids: number[]): number {
   let sum = 0;
   for (const pid of pids) {
-    try {
-      const m = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
-      if (m) {
-        sum += Number(m[1]) * 1024;
-        continue;
-      }
-    } catch { /* fall back to VmRSS below */ }
+    const parts = pssParts(pid);
+    if (parts) {
+      sum += parts.pssKiB * 1024;
+      continue;
+    }
     try {
       const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
       if (m) sum += Number(m[1]) * 1024;

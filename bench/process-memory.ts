@@ -6,13 +6,13 @@
 // peak, and prints the table again.
 //   node dist/bench/process-memory.js [--limit 400] [--passes 3] [--idle 20] [--workers 2] [--verdicts file]
 // --verdicts writes one line per message of the last pass (action, score, symbols) to compare two builds.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { ScanClient } from '../src/client/index.js';
 import { loadCorpus } from './corpus.js';
-import { processRole, processTree, PssSampler } from './proc-stats.js';
+import { processRole, processTree, pssParts, PssSampler, type PssParts } from './proc-stats.js';
 import { startMailsift } from './servers.js';
 
 /** Scans in flight, as the side-by-side figures are measured. */
@@ -21,28 +21,12 @@ const CONCURRENCY = 8;
 const MAX_LIMIT = 4_000;
 const MAX_PASSES = 50;
 
-interface Usage {
-  pssKiB: number;
-  anonKiB: number;
-  fileKiB: number;
-}
-
-function usage(pid: number): Usage | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1');
-    const field = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
-    return { pssKiB: field('Pss'), anonKiB: field('Pss_Anon'), fileKiB: field('Pss_File') };
-  } catch {
-    return undefined; // exited between listing and reading
-  }
-}
-
 const mib = (kib: number): string => (kib / 1024).toFixed(1);
 
 function printTable(title: string, pids: number[], supervisor: number): void {
   const rows = pids
-    .map((pid) => ({ pid, role: processRole(pid, supervisor), u: usage(pid) }))
-    .filter((r): r is { pid: number; role: ReturnType<typeof processRole>; u: Usage } => r.u !== undefined)
+    .map((pid) => ({ pid, role: processRole(pid, supervisor), u: pssParts(pid) }))
+    .filter((r): r is { pid: number; role: ReturnType<typeof processRole>; u: PssParts } => r.u !== undefined)
     .sort((a, b) => a.role.localeCompare(b.role) || a.pid - b.pid);
   const total = rows.reduce((s, r) => s + r.u.pssKiB, 0);
   console.log(`${title}: ${mib(total)} MiB PSS`);
