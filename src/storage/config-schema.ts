@@ -77,7 +77,11 @@ export const StoresSection = z.strictObject({
   sqlite: SqliteStore.default({}),
   redis: RedisStore.default({}),
   /** `learn_cache`: learn-cache entries kept per classifier and user (the most recent learns; default 60 000, as Rspamd's 6 × 10 000). */
-  bayes: StoreOverride.extend({ learn_cache: z.int().positive().optional() }).default({}),
+  /**
+   * `memory_tokens` (SQLite only): token counts each process may hold in memory for its scans,
+   * kept current from the learn log (default 1 000 000, 24–48 bytes each; 0 reads SQLite on every scan).
+   */
+  bayes: StoreOverride.extend({ learn_cache: z.int().positive().optional(), memory_tokens: z.int().min(0).max(100_000_000).optional() }).default({}),
   /** `expire`: lifetime of a fuzzy hash not added or refreshed again (Rspamd's default is 2 days). */
   fuzzy: StoreOverride.extend({ expire: Duration.default(172800) }).prefault({}),
   history: StoreOverride.default({}),

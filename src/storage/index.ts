@@ -12,7 +12,7 @@
 import type { Logger } from '../core/logger.js';
 import type { StoresConfigValue } from './config-schema.js';
 import { StoreError, type BayesStore, type FuzzyStore, type HistoryStore, type KvStore, type Stores } from './types.js';
-import { SqliteBayesStore } from './sqlite/bayes.js';
+import { DEFAULT_MEMORY_TOKENS, SqliteBayesStore } from './sqlite/bayes.js';
 import { DEFAULT_LEARN_CACHE_SIZE } from './tokens.js';
 import { SqliteFuzzyStore } from './sqlite/fuzzy.js';
 import { SqliteHistoryStore } from './sqlite/history.js';
@@ -243,7 +243,7 @@ export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<St
     const learnCacheSize = sc.bayes.learn_cache ?? DEFAULT_LEARN_CACHE_SIZE;
     const bayes = build<BayesStore>(
       'bayes',
-      (o) => new SqliteBayesStore({ ...o, learnCacheSize }),
+      (o) => new SqliteBayesStore({ ...o, learnCacheSize, memoryTokens: sc.bayes.memory_tokens ?? DEFAULT_MEMORY_TOKENS, log }),
       (c, p, r) => new RedisBayesStore(c, p, r, { learnCacheSize }),
     );
     const fuzzy = build<FuzzyStore>(

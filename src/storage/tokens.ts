@@ -16,6 +16,28 @@ export function fromSigned(t: bigint): bigint {
   return BigInt.asUintN(64, t);
 }
 
+/**
+ * The decimal text of the signed 64-bit integer whose halves are `hi` and `lo` (unsigned 32-bit),
+ * as SQLite stores a token, without BigInt: a scan writes about 200 of these.
+ */
+export function signedDecimal(hi: number, lo: number): string {
+  let h = hi >>> 0;
+  let l = lo >>> 0;
+  let sign = '';
+  if (h >= 0x80000000) {
+    // Two's complement: the magnitude of a negative value is ~x + 1.
+    sign = '-';
+    l = (~l + 1) >>> 0;
+    h = (~h + (l === 0 ? 1 : 0)) >>> 0;
+  }
+  // h·2^32 + l = h·429 496·10^4 + (h·7 296 + l): both terms stay below 2^53.
+  let high = h * 429_496;
+  let low = h * 7_296 + l;
+  high += Math.floor(low / 10_000);
+  low %= 10_000;
+  return high > 0 ? `${sign}${high}${String(low).padStart(4, '0')}` : `${sign}${low}`;
+}
+
 /** A message counts once per distinct token when it is learned. */
 export function distinctTokens(tokens: readonly bigint[]): bigint[] {
   return [...new Set(tokens.map(u64))];

@@ -40,6 +40,11 @@ export interface BayesStore {
   /** One round trip for all tokens of a message. Tokens are 64-bit hashes. */
   getTokens(scope: BayesScope, tokens: readonly bigint[]): Promise<BayesTokenCounts>;
   /**
+   * getTokens with each token as its high and low 32-bit halves, as the tokeniser makes them: a
+   * store that has it spares the scan the 64-bit conversions (SQLite; see sqlite/bayes-memory.ts).
+   */
+  getTokenPairs?(scope: BayesScope, tokens: { readonly length: number; readonly hi: Uint32Array; readonly lo: Uint32Array }): Promise<BayesTokenCounts>;
+  /**
    * Learn a message atomically with the learn cache: the same digest learned again in the same
    * class → 'already_learned' (nothing changes); learned before in the other class → its tokens
    * move to `cls` ('relearned'). Resolves only once the write is durable.

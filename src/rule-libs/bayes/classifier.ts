@@ -99,8 +99,9 @@ export class BayesClassifier {
   /** Classify against the store; undefined when there is not enough data. Store errors propagate. */
   async classify(store: BayesStore, tokens: TokenList, scope: BayesScope): Promise<Classification | undefined> {
     if (this.tokenCountProblem(tokens)) return undefined;
-    const [totals, counts] = await Promise.all([store.totals(scope), store.getTokens(scope, tokenValues(tokens))]);
-    return classifyTokens(tokens, counts.spam, counts.ham, totals.learnsSpam, totals.learnsHam, this.params);
+    const counts = store.getTokenPairs ? store.getTokenPairs(scope, tokens) : store.getTokens(scope, tokenValues(tokens));
+    const [totals, c] = await Promise.all([store.totals(scope), counts]);
+    return classifyTokens(tokens, c.spam, c.ham, totals.learnsSpam, totals.learnsHam, this.params);
   }
 
   /**

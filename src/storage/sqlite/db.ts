@@ -68,6 +68,17 @@ CREATE TABLE IF NOT EXISTS bayes_tokens (
   ham INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (scope, token)
 ) WITHOUT ROWID;
+-- One row per learn or unlearn (its scope revision): the message's distinct tokens, 8 bytes each,
+-- and the classes they moved to and from (1 spam, 2 ham, 0 none). Readers that hold the counts
+-- in memory replay it (bayes-memory.ts); the learn that writes a row prunes the old ones.
+CREATE TABLE IF NOT EXISTS bayes_changes (
+  scope INTEGER NOT NULL,
+  revision INTEGER NOT NULL,
+  add_cls INTEGER NOT NULL,
+  sub_cls INTEGER NOT NULL,
+  tokens BLOB NOT NULL,
+  PRIMARY KEY (scope, revision)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bayes_learned (
   scope INTEGER NOT NULL,
   digest TEXT NOT NULL,

@@ -1,0 +1,209 @@
+// The Bayes token counts of a SQLite scope held in this process's memory, kept equal to the
+// database by replaying its change log. A scan's token lookups were the largest single cost of
+// a trained scan: about 200 B-tree seeks and row objects, 0.6–0.9 ms a message (docs/tuning.md,
+// "Bayes token counts held in memory"); from a TokenCountTable they cost a few microseconds.
+//
+// Every learn and unlearn writes, in its own transaction, one bayes_changes row: the scope's new
+// revision and the message's distinct tokens with the classes they moved to and from. A reader
+// whose table is at revision r replays the rows after r in order; a revision without its row
+// (an import, a log pruned past the reader) means the table cannot be brought up to date, and
+// it is read again from the database, in the background, on a connection of its own. Until a
+// table is ready the scan reads SQLite as before.
+
+import Database from 'better-sqlite3';
+import type { BayesClass } from '../types.js';
+import { TokenCountTable } from '../token-table.js';
+import type { SqliteDatabase } from './db.js';
+
+/** Change-log rows kept per scope: a reader further behind than this reads the whole table again. */
+export const CHANGE_LOG_KEEP = 2000;
+/** Rows read between two yields to the event loop while a table is built. */
+const BUILD_SLICE_ROWS = 20_000;
+/** A scope too big for the budget is looked at again after this long (its tokens may have gone, or others' tables). */
+const REFUSED_RETRY_MS = 10 * 60_000;
+/** A build that failed (the file busy or unreadable) is tried again after this long. */
+const FAILED_RETRY_MS = 30_000;
+
+/** Code of a class in a change row: 1 spam, 2 ham, 0 none. */
+export function classCode(cls: BayesClass | undefined): 0 | 1 | 2 {
+  return cls === 'spam' ? 1 : cls === 'ham' ? 2 : 0;
+}
+
+/** The unsigned 64-bit tokens as 8 little-endian bytes each (low half first): a change row's blob. */
+export function tokenBlob(tokens: readonly bigint[]): Buffer {
+  const buf = Buffer.allocUnsafe(tokens.length * 8);
+  tokens.forEach((t, i) => buf.writeBigUInt64LE(t, i * 8));
+  return buf;
+}
+
+export interface TokenPairs {
+  readonly length: number;
+  readonly hi: Uint32Array;
+  readonly lo: Uint32Array;
+}
+
+interface ScopeMemory {
+  table?: TokenCountTable;
+  revision: number;
+  building: boolean;
+  /** Tokens counted against the budget for this scope (its table's estimate). */
+  reserved: number;
+  /** No build before this time (refused or failed). */
+  notBefore: number;
+}
+
+interface ChangeRow {
+  revision: number;
+  add_cls: number;
+  sub_cls: number;
+  tokens: Buffer;
+}
+
+export interface BayesMemoryLog {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export class BayesMemory {
+  readonly #db: SqliteDatabase;
+  readonly #path: string;
+  readonly #budget: number;
+  readonly #log: BayesMemoryLog | undefined;
+  readonly #scopes = new Map<number, ScopeMemory>();
+  #reserved = 0;
+  #closed = false;
+  readonly #revision;
+  readonly #changes;
+  readonly #pair = new Uint32Array(2);
+
+  /** `budget`: tokens held in memory at most, over every scope of this process (0: none). */
+  constructor(db: SqliteDatabase, path: string, budget: number, log?: BayesMemoryLog) {
+    this.#db = db;
+    this.#path = path;
+    this.#budget = budget;
+    this.#log = log;
+    this.#revision = db.prepare<[number], number>('SELECT revision FROM bayes_scopes WHERE id = ?').pluck();
+    this.#changes = db.prepare<[number, number, number], ChangeRow>(
+      'SELECT revision, add_cls, sub_cls, tokens FROM bayes_changes WHERE scope = ? AND revision > ? ORDER BY revision LIMIT ?',
+    );
+  }
+
+  /**
+   * The counts of `tokens` in scope `id` from memory, brought up to the database's revision
+   * first; false when this scope has no table ready (the caller reads SQLite), which also starts
+   * building one when the budget allows.
+   */
+  read(id: number, tokens: TokenPairs, spam: Uint32Array, ham: Uint32Array): boolean {
+    if (this.#budget <= 0 || this.#closed) return false;
+    let st = this.#scopes.get(id);
+    if (!st) {
+      st = { revision: 0, building: false, reserved: 0, notBefore: 0 };
+      this.#scopes.set(id, st);
+    }
+    if (!st.table) {
+      if (!st.building && Date.now() >= st.notBefore) void this.#build(id, st);
+      return false;
+    }
+    if (!this.#catchUp(id, st)) return false;
+    const table = st.table;
+    const pair = this.#pair;
+    for (let i = 0; i < tokens.length; i++) {
+      table.get(tokens.hi[i]!, tokens.lo[i]!, pair);
+      spam[i] = pair[0]!;
+      ham[i] = pair[1]!;
+    }
+    return true;
+  }
+
+  /** Replays the change rows after the table's revision; false (and a rebuild started) when there is a gap. */
+  #catchUp(id: number, st: ScopeMemory): boolean {
+    // The revision first: a learn committed between the two reads only adds rows past it.
+    const current = this.#revision.get(id) ?? 0;
+    if (current === st.revision) return true;
+    if (current > st.revision) {
+      const rows = this.#changes.all(id, st.revision, CHANGE_LOG_KEEP + 1);
+      for (const r of rows) {
+        if (r.revision !== st.revision + 1) break;
+        this.#replay(st.table!, r);
+        st.revision = r.revision;
+      }
+      if (st.revision >= current) return true;
+    }
+    // A revision without its row (an import, a pruned log) or a database that went back (replaced).
+    this.#drop(st);
+    void this.#build(id, st);
+    return false;
+  }
+
+  #replay(table: TokenCountTable, r: ChangeRow): void {
+    const add = (r.add_cls & 3) as 0 | 1 | 2;
+    const sub = (r.sub_cls & 3) as 0 | 1 | 2;
+    const b = r.tokens;
+    for (let o = 0; o + 8 <= b.length; o += 8) table.move(b.readUInt32LE(o + 4), b.readUInt32LE(o), add, sub);
+  }
+
+  #drop(st: ScopeMemory): void {
+    st.table = undefined;
+    this.#reserved -= st.reserved;
+    st.reserved = 0;
+  }
+
+  /** Reads scope `id` into a new table in one read transaction of its own connection, yielding between slices. */
+  async #build(id: number, st: ScopeMemory): Promise<void> {
+    st.building = true;
+    let conn: SqliteDatabase | undefined;
+    try {
+      conn = new Database(this.#path, { fileMustExist: true, timeout: 5000 });
+      // One pass over the table: a page cache would only keep memory the process does not give back.
+      conn.pragma('cache_size = -256');
+      conn.exec('BEGIN');
+      const head = conn.prepare<[number], { revision: number; n: number }>('SELECT revision, tokens_spam + tokens_ham AS n FROM bayes_scopes WHERE id = ?').get(id);
+      if (!head) {
+        st.notBefore = Date.now() + FAILED_RETRY_MS;
+        return;
+      }
+      // tokens_spam + tokens_ham counts a token in both classes twice: a bound on the rows.
+      if (this.#reserved + head.n > this.#budget) {
+        st.notBefore = Date.now() + REFUSED_RETRY_MS;
+        this.#log?.info('bayes: scope too big for the in-memory token budget; its tokens are read from SQLite', { scope: id, tokens: head.n, budget: this.#budget, held: this.#reserved });
+        return;
+      }
+      this.#reserved += head.n;
+      st.reserved = head.n;
+      const table = new TokenCountTable(head.n);
+      const rows = conn
+        .prepare<[number], [number, number, number, number]>('SELECT (token >> 32) & 4294967295, token & 4294967295, spam, ham FROM bayes_tokens WHERE scope = ?')
+        .raw(true)
+        .iterate(id);
+      let n = 0;
+      for (const [hi, lo, spam, ham] of rows) {
+        table.set(hi, lo, spam, ham);
+        if (++n % BUILD_SLICE_ROWS === 0) {
+          await new Promise((r) => setImmediate(r));
+          if (this.#closed) return;
+        }
+      }
+      st.table = table;
+      st.revision = head.revision;
+      this.#log?.info('bayes: token counts held in memory', { scope: id, tokens: table.size, mib: Math.round(table.bytes / 1048576), revision: head.revision });
+    } catch (err) {
+      this.#drop(st);
+      st.notBefore = Date.now() + FAILED_RETRY_MS;
+      this.#log?.warn(`bayes: could not read the token counts into memory, reading SQLite instead: ${(err as Error).message}`, { scope: id });
+    } finally {
+      st.building = false;
+      if (!st.table && st.reserved > 0) this.#drop(st);
+      try {
+        conn?.close();
+      } catch {
+        // Closing a connection that failed to open or is mid-iteration: nothing to keep.
+      }
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#scopes.clear();
+    this.#reserved = 0;
+  }
+}
