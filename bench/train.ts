@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { shuffled, type CorpusMessage } from './corpus.js';
-import type { BenchConf } from './servers.js';
+import { waitForPing, type BenchConf } from './servers.js';
 
 export type BayesStore = 'sqlite' | 'redis';
 export const BAYES_STORES: readonly BayesStore[] = ['sqlite', 'redis'];
@@ -68,6 +68,10 @@ function refusal(status: number, body: string): string {
 
 /** Trains the classifier behind `controller` on `messages` (spam folders as spam, the rest ham). */
 export async function trainThroughController(controller: string, messages: CorpusMessage[], bulk: boolean): Promise<TrainTally> {
+  // The scan port answering does not mean the controller does: a server's controller process may
+  // still be starting, and learns sent before it listens fail (a run once learned nothing and
+  // measured an untrained server as the trained one).
+  await waitForPing(controller, undefined, () => `the controller on ${controller} did not answer /ping`);
   const tally: TrainTally = { spam: {}, ham: {}, ms: 0 };
   const order = shuffled(messages, TRAIN_SEED);
   const t0 = performance.now();
@@ -88,6 +92,9 @@ export async function trainThroughController(controller: string, messages: Corpu
   };
   await Promise.all(Array.from({ length: TRAIN_CONCURRENCY }, worker));
   tally.ms = performance.now() - t0;
+  const failed = [...Object.entries(tally.spam), ...Object.entries(tally.ham)].filter(([k]) => k.startsWith('failed'));
+  // A training with lost learns measures another classifier than the one named: no figures.
+  if (failed.length > 0) throw new Error(`training through ${controller} lost learns (${failed.map(([k, n]) => `${k} ${n}`).join(', ')}): ${tallyText(tally)}`);
   return tally;
 }
 
