@@ -26,6 +26,9 @@
 //     `npm run bench -- --envelope recorded` sends it: about 40 lookups a message instead of 16.
 //     Add bench/recorded-envelope.ts to the esbuild line; in `ab` the envelopes come from the
 //     build that runs the script, so the other build needs no such module.
+//   --data <dir> (any mode): the stores' data directory instead of a scratch one, e.g. a copy of
+//     the data_dir of a trained server (its mailsift.sqlite) to measure scans with Bayes at work;
+//     it is left in place afterwards.
 //   --log json|text (any mode): each scan also writes its log line through the build's own
 //     logger to stdout, as a worker does (the report then goes to stderr); point stdout at a
 //     pipe (`| cat >/dev/null`) or a file to measure what the lines cost there.
@@ -69,6 +72,12 @@ function arg(name: string, dflt: number): number {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 }
 
+/** `--data <dir>`: the stores' data directory (kept); undefined: a scratch one per side, removed. */
+const dataDir = ((): string | undefined => {
+  const i = process.argv.indexOf('--data');
+  return i > 0 ? resolve(process.argv[i + 1]!) : undefined;
+})();
+
 /** `--log json|text`: scan lines to stdout through each build's logger; undefined: none. */
 const logFormat = ((): 'json' | 'text' | undefined => {
   const i = process.argv.indexOf('--log');
@@ -109,7 +118,7 @@ async function side(root: string, dnsPort: number, messages: Buffer[], concurren
   const scanLine: ((input: unknown) => void) | undefined = logFormat
     ? createScanLogger(createLogger({ format: logFormat, buffered: true }).child('task'), logFormat, 'info')
     : undefined;
-  const data = mkdtempSync(join(tmpdir(), 'scan-cpu-'));
+  const data = dataDir ?? mkdtempSync(join(tmpdir(), 'scan-cpu-'));
   const cfg = await loadConfig(join(root, 'conf'));
   cfg.dataDir = data;
   const stores = await openStores(cfg, quiet);
@@ -139,7 +148,7 @@ async function side(root: string, dnsPort: number, messages: Buffer[], concurren
       await net.close();
       await stores.close();
       maps.close();
-      rmSync(data, { recursive: true, force: true });
+      if (!dataDir) rmSync(data, { recursive: true, force: true });
     },
   };
 }
