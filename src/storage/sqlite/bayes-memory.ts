@@ -23,6 +23,11 @@ const BUILD_SLICE_ROWS = 20_000;
 const REFUSED_RETRY_MS = 10 * 60_000;
 /** A build that failed (the file busy or unreadable) is tried again after this long. */
 const FAILED_RETRY_MS = 30_000;
+/**
+ * Scopes whose state is remembered: with per-user statistics every recipient is a scope, so past
+ * this the states without a table (refused or not yet read) are forgotten.
+ */
+const MAX_SCOPE_STATES = 10_000;
 
 /** Code of a class in a change row: 1 spam, 2 ham, 0 none. */
 export function classCode(cls: BayesClass | undefined): 0 | 1 | 2 {
@@ -72,6 +77,7 @@ export class BayesMemory {
   readonly #scopes = new Map<number, ScopeMemory>();
   #reserved = 0;
   #closed = false;
+  #nextRefusalLog = 0;
   readonly #revision;
   readonly #changes;
   readonly #pair = new Uint32Array(2);
@@ -97,6 +103,7 @@ export class BayesMemory {
     if (this.#budget <= 0 || this.#closed) return false;
     let st = this.#scopes.get(id);
     if (!st) {
+      if (this.#scopes.size >= MAX_SCOPE_STATES) this.#forgetTableless();
       st = { revision: 0, building: false, reserved: 0, notBefore: 0 };
       this.#scopes.set(id, st);
     }
@@ -135,6 +142,10 @@ export class BayesMemory {
     return false;
   }
 
+  #forgetTableless(): void {
+    for (const [id, st] of this.#scopes) if (!st.table && !st.building) this.#scopes.delete(id);
+  }
+
   #replay(table: TokenCountTable, r: ChangeRow): void {
     const add = (r.add_cls & 3) as 0 | 1 | 2;
     const sub = (r.sub_cls & 3) as 0 | 1 | 2;
@@ -164,8 +175,13 @@ export class BayesMemory {
       }
       // tokens_spam + tokens_ham counts a token in both classes twice: a bound on the rows.
       if (this.#reserved + head.n > this.#budget) {
-        st.notBefore = Date.now() + REFUSED_RETRY_MS;
-        this.#log?.info('bayes: scope too big for the in-memory token budget; its tokens are read from SQLite', { scope: id, tokens: head.n, budget: this.#budget, held: this.#reserved });
+        const now = Date.now();
+        st.notBefore = now + REFUSED_RETRY_MS;
+        // Once per retry period, not per scope: per-user statistics can have thousands of scopes.
+        if (now >= this.#nextRefusalLog) {
+          this.#nextRefusalLog = now + REFUSED_RETRY_MS;
+          this.#log?.info('bayes: scope too big for the in-memory token budget; its tokens are read from SQLite', { scope: id, tokens: head.n, budget: this.#budget, held: this.#reserved });
+        }
         return;
       }
       this.#reserved += head.n;
