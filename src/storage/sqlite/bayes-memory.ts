@@ -191,8 +191,15 @@ export class BayesMemory {
         .prepare<[number], [number, number, number, number]>('SELECT (token >> 32) & 4294967295, token & 4294967295, spam, ham FROM bayes_tokens WHERE scope = ?')
         .raw(true)
         .iterate(id);
+      // The counters bound the rows unless an import left rows with no counts; the budget holds either way.
+      const limit = this.#budget - (this.#reserved - head.n);
       let n = 0;
       for (const [hi, lo, spam, ham] of rows) {
+        if (n >= limit) {
+          st.notBefore = Date.now() + REFUSED_RETRY_MS;
+          this.#log?.info('bayes: scope has more token rows than the in-memory budget; its tokens are read from SQLite', { scope: id, budget: this.#budget });
+          return;
+        }
         table.set(hi, lo, spam, ham);
         if (++n % BUILD_SLICE_ROWS === 0) {
           await new Promise((r) => setImmediate(r));
