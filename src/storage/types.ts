@@ -36,6 +36,13 @@ export interface BayesTotals {
 
 export type LearnOutcome = 'learned' | 'relearned' | 'already_learned';
 
+/** Tokens as their high and low 32-bit halves, in parallel arrays (the tokeniser's TokenList is one). */
+export interface TokenPairs {
+  readonly length: number;
+  readonly hi: Uint32Array;
+  readonly lo: Uint32Array;
+}
+
 export interface BayesStore {
   /** One round trip for all tokens of a message. Tokens are 64-bit hashes. */
   getTokens(scope: BayesScope, tokens: readonly bigint[]): Promise<BayesTokenCounts>;
@@ -43,7 +50,7 @@ export interface BayesStore {
    * getTokens with each token as its high and low 32-bit halves, as the tokeniser makes them: a
    * store that has it spares the scan the 64-bit conversions (SQLite; see sqlite/bayes-memory.ts).
    */
-  getTokenPairs?(scope: BayesScope, tokens: { readonly length: number; readonly hi: Uint32Array; readonly lo: Uint32Array }): Promise<BayesTokenCounts>;
+  getTokenPairs?(scope: BayesScope, tokens: TokenPairs): Promise<BayesTokenCounts>;
   /**
    * Learn a message atomically with the learn cache: the same digest learned again in the same
    * class → 'already_learned' (nothing changes); learned before in the other class → its tokens

@@ -11,7 +11,7 @@
 // table is ready the scan reads SQLite as before.
 
 import Database from 'better-sqlite3';
-import type { BayesClass } from '../types.js';
+import type { BayesClass, TokenPairs } from '../types.js';
 import { TokenCountTable } from '../token-table.js';
 import type { SqliteDatabase } from './db.js';
 
@@ -39,12 +39,6 @@ export function tokenBlob(tokens: readonly bigint[]): Buffer {
   const buf = Buffer.allocUnsafe(tokens.length * 8);
   tokens.forEach((t, i) => buf.writeBigUInt64LE(t, i * 8));
   return buf;
-}
-
-export interface TokenPairs {
-  readonly length: number;
-  readonly hi: Uint32Array;
-  readonly lo: Uint32Array;
 }
 
 interface ScopeMemory {

@@ -2,9 +2,9 @@
 // per-scope learn and distinct-token counters live in bayes_scopes and are kept exact inside the
 // same transaction as the token updates, so totals() never scans the token table.
 
-import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../types.js';
-import { DEFAULT_LEARN_CACHE_SIZE, distinctTokens, EXPORT_PAGE, fromSigned, IMPORT_BATCH, signedDecimal, toSigned } from '../tokens.js';
-import { BayesMemory, CHANGE_LOG_KEEP, classCode, tokenBlob, type BayesMemoryLog, type TokenPairs } from './bayes-memory.js';
+import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome, TokenPairs } from '../types.js';
+import { DEFAULT_LEARN_CACHE_SIZE, distinctTokens, EXPORT_PAGE, fromSigned, IMPORT_BATCH, signedDecimal, toSigned, u64 } from '../tokens.js';
+import { BayesMemory, CHANGE_LOG_KEEP, classCode, tokenBlob, type BayesMemoryLog } from './bayes-memory.js';
 import { acquireDatabase, guard, releaseDatabase, type SqliteDatabase, type SqliteOptions } from './db.js';
 
 /**
@@ -46,12 +46,9 @@ export class SqliteBayesStore implements BayesStore {
       scopeId: db.prepare<[string, string], { id: number }>('SELECT id FROM bayes_scopes WHERE classifier = ? AND user = ?'),
       scopeCreate: db.prepare('INSERT OR IGNORE INTO bayes_scopes (classifier, user) VALUES (?, ?)'),
       scopeRow: db.prepare<[number], ScopeRow>('SELECT * FROM bayes_scopes WHERE id = ?'),
-      // One statement for all tokens of a message: the token list travels as one JSON array.
-      get: db.prepare<[number, string], { token: bigint; spam: bigint; ham: bigint }>(
-        'SELECT t.token, t.spam, t.ham FROM bayes_tokens t WHERE t.scope = ? AND t.token IN (SELECT value FROM json_each(?))',
-      ).safeIntegers(true),
-      // The same lookup for getTokenPairs: each row names its token by its place in the list, so
-      // neither side converts 64-bit values (raw rows: no object per token).
+      // One statement for all tokens of a message: the list travels as one JSON array, and each
+      // row names its token by its place in the list, so neither side converts 64-bit values
+      // (raw rows: no object per token).
       getPairs: db
         .prepare<[string, number], [number, number, number]>(
           'SELECT j.key, t.spam, t.ham FROM json_each(?) AS j CROSS JOIN bayes_tokens AS t ON t.scope = ? AND t.token = j.value',
@@ -115,23 +112,11 @@ export class SqliteBayesStore implements BayesStore {
   }
 
   async getTokens(scope: BayesScope, tokens: readonly bigint[]): Promise<BayesTokenCounts> {
-    const out: BayesTokenCounts = { spam: new Uint32Array(tokens.length), ham: new Uint32Array(tokens.length) };
-    if (tokens.length === 0) return out;
-    return guard('getTokens', () => {
-      const id = this.#scopeId(scope, false);
-      if (id === undefined) return out;
-      const signed = tokens.map(toSigned);
-      const rows = this.#stmt.get.all(id, `[${signed.join(',')}]`);
-      const found = new Map<bigint, { spam: bigint; ham: bigint }>();
-      for (const r of rows) found.set(r.token, r);
-      signed.forEach((t, i) => {
-        const r = found.get(t);
-        if (r) {
-          out.spam[i] = Number(r.spam);
-          out.ham[i] = Number(r.ham);
-        }
-      });
-      return out;
+    const t = tokens.map(u64);
+    return this.getTokenPairs(scope, {
+      length: t.length,
+      hi: Uint32Array.from(t, (v) => Number(v >> 32n)),
+      lo: Uint32Array.from(t, (v) => Number(v & 0xffffffffn)),
     });
   }
 
