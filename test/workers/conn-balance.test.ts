@@ -69,6 +69,7 @@ describe('connection balancing over the scan workers', () => {
     const { srv, dir, scanPort, normalPids } = await startServer({ 'mailsift.yaml': config() }, 2);
     try {
       assert.equal(normalPids.length, 2);
+      const totals: number[] = [];
       // How a burst falls is chance (without the balancing, 1 of 3 single bursts went all to one
       // worker here, and bench/cluster/sched-load.ts saw 0/8 and 2/6), so several bursts, each
       // of which must end up shared.
@@ -87,14 +88,18 @@ describe('connection balancing over the scan workers', () => {
         );
         for (const c of clients) c.close();
         const counts = await scansPerWorker(srv.lines, from, normalPids, SCANS_PER_ROUND);
-        // An even split is half each. Without the balancing a burst is often split 0/8 or 2/6
-        // and stays so: a quarter of the scans or less for one worker.
-        assert.ok(Math.min(...counts) >= SCANS_PER_ROUND * 0.3, `round ${round}: scans per worker ${counts.join('/')}`);
+        counts.forEach((n, i) => (totals[i] = (totals[i] ?? 0) + n));
+        // An even split is half each. Without the balancing a burst is often split 0/8 or 1/7
+        // and stays so. Even shared connections do not give an even count on a loaded machine
+        // (a worker the kernel runs less scans less: CI saw 174/426 with the balancing at work),
+        // so one round must only be shared, and all rounds together near even.
+        assert.ok(Math.min(...counts) >= SCANS_PER_ROUND * 0.2, `round ${round}: scans per worker ${counts.join('/')}`);
         // Balancing hands connections back only while they are uneven, not on every reply.
         const reconnects = clients.reduce((n, c) => n + c.reconnects, 0);
         assert.ok(reconnects < SCANS_PER_ROUND / 4, `round ${round}: ${reconnects} reconnects`);
         await new Promise((r) => setTimeout(r, 300)); // the closed connections reach the counts
       }
+      assert.ok(Math.min(...totals) >= SCANS_PER_ROUND * ROUNDS * 0.35, `scans per worker over all rounds ${totals.join('/')}`);
     } finally {
       await stopServer(srv, dir);
     }
