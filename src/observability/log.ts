@@ -109,13 +109,36 @@ function fileDestination(path: string): { write(line: string): unknown } {
   // A full or failing disk loses log lines; it must not end the process that scans.
   stream.on('error', (err: Error) => process.stderr.write(`log file ${path}: ${err.message}\n`));
   let ino = inodeOf(path);
-  setInterval(() => {
-    const now = inodeOf(path);
-    if (now === ino) return;
+  let reopening = false;
+  const follow = (): void => {
+    if (reopening || inodeOf(path) === ino) return;
+    // The new file exists only once the asynchronous reopen is done: its inode is read then (read
+    // at once, it was "no file", and a second rename before the next check went unnoticed).
+    reopening = true;
+    const settle = (): void => {
+      stream.off('ready', settle);
+      stream.off('error', settle);
+      ino = inodeOf(path);
+      reopening = false;
+    };
+    stream.on('ready', settle);
+    stream.on('error', settle);
     stream.reopen();
-    ino = inodeOf(path);
-  }, REOPEN_CHECK_MS).unref();
+  };
+  setInterval(follow, REOPEN_CHECK_MS).unref();
+  rotationChecks.add(follow);
   return stream;
+}
+
+const rotationChecks = new Set<() => void>();
+
+/**
+ * Looks for a rotated log file now instead of at the next periodic check: called when a process
+ * begins to stop, so its last lines go to the file under the configured name (the reopen
+ * completes while the workers close), not after a rename into the rotated one.
+ */
+export function followLogRotation(): void {
+  for (const check of rotationChecks) check();
 }
 
 export function createLogger(opts: LogOptions = {}): RootLogger {

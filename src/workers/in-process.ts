@@ -15,7 +15,7 @@ import { loadDictionaries } from '../http/zstd.js';
 import { createMapRegistry, type MapRegistry } from '../maps/index.js';
 import { preloadMailauth } from '../module-helpers/mailauth-libs.js';
 import { routeConsoleToLog } from '../observability/console-capture.js';
-import { createLogger, type RootLogger } from '../observability/log.js';
+import { createLogger, followLogRotation, type RootLogger } from '../observability/log.js';
 import type { StatsHub } from '../observability/stats-hub.js';
 import { checkConfig } from './config-check.js';
 import { startDynamicSync, type DynamicSync } from './dynamic-config.js';
@@ -306,6 +306,7 @@ async function runClusterWorker(confDir: string, cfg: LoadedConfig, set: ServerM
   const stop = (why: string, how?: CloseOptions) => {
     if (stopping) return;
     stopping = true;
+    followLogRotation();
     log.debug('worker stopping', { worker: role, why });
     void closeAll([listener], graceMs(cfg), log, how).then((ok) => process.exit(ok ? 0 : 1));
   };

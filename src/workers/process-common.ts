@@ -5,6 +5,7 @@
 
 import v8 from 'node:v8';
 import type { LoadedConfig } from '../config/load.js';
+import { followLogRotation } from '../observability/log.js';
 
 export type WorkerRole = 'normal' | 'controller' | 'fuzzy' | 'proxy';
 
@@ -69,6 +70,8 @@ export function onStopSignal(handler: (signal: NodeJS.Signals) => void): void {
   const once = (signal: NodeJS.Signals) => {
     if (fired) return; // a second Ctrl-C while draining is not a reason to drain twice
     fired = true;
+    // Before the first line of the stop: after a rename, every line of it goes to the file's name.
+    followLogRotation();
     handler(signal);
   };
   process.on('SIGTERM', once);

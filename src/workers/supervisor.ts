@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createServer, type AddressInfo } from 'node:net';
 import { withDeadline } from '../core/deadline.js';
 import { routeConsoleToLog } from '../observability/console-capture.js';
-import { createLogger, type RootLogger } from '../observability/log.js';
+import { createLogger, followLogRotation, type RootLogger } from '../observability/log.js';
 import type { HealthInfo, WorkerHealth } from '../observability/stats-hub.js';
 import { checkPrimaryConfig, loadPrimaryConfig } from './config-process.js';
 import { ConnectionLedger } from './conn-balance.js';
@@ -432,6 +432,7 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
     if (stopping) return;
     stopping = true;
     exitCode = code;
+    followLogRotation();
     for (const s of slots) retire(s, 'shutdown');
     if (incoming) for (const s of incoming.slots) retire(s, 'shutdown');
     setTimeout(() => {

@@ -1,7 +1,7 @@
 // logging.file through the real CLI: every process of `mailsift serve` appends its JSON lines to
 // the file (the scan lines included, nothing on stdout), a rotation by rename is followed by name,
-// the last lines are in the file when the server stops, and a path that cannot be written stops
-// the start with one line naming it.
+// the last lines are in the file under its name when the server stops (even right after a
+// rename), and a path that cannot be written stops the start with one line naming it.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,10 +66,14 @@ test('logging.file: every process appends there, rotation by rename is followed,
     }, 15_000);
     assert.ok(linesOf(`${file}.1`).some((l) => l.msg === 'scan'), 'the rotated file keeps what was written before');
 
+    // Rotated again just before the stop: no periodic check (every 5 s) comes in between, so the
+    // last lines reach the file under its name only because a stopping process looks at once.
+    renameSync(file, `${file}.2`);
     srv.child.kill('SIGTERM');
     assert.equal((await srv.exited).code, 0);
-    // The supervisor's last line, written out before it exited.
-    assert.ok(linesOf(file).some((l) => l.msg === 'stopped'), linesOf(file).map((l) => l.msg).join('\n'));
+    // The supervisor's lines of the stop, the last one written out before it exited.
+    const last = linesOf(file).map((l) => l.msg);
+    assert.ok(last.includes('stopping') && last.includes('stopped'), last.join('\n'));
   } finally {
     srv.child.kill('SIGKILL');
     await removeConfDir(dir);
