@@ -203,8 +203,18 @@ async function waitOrWarn(c: PooledClient, timeoutMs: number, log: Logger): Prom
   });
 }
 
+/** What one process needs of its stores beyond the configuration. */
+export interface OpenStoresOptions {
+  /**
+   * Hold the Bayes token counts in memory (SQLite only; `stores.bayes.memory_tokens`). Off for a
+   * process that classifies rarely (the controller: learn conditions, the web UI's scans), which
+   * then reads SQLite for each message instead of keeping a table as large as a scan worker's.
+   */
+  bayesMemory?: boolean;
+}
+
 /** Opens every store. Never throws because Redis is down; SQLite errors (bad path) do throw. */
-export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<Stores> {
+export async function openStores(cfg: OpenStoresConfig, log: Logger, opts: OpenStoresOptions = {}): Promise<Stores> {
   const sc = cfg.stores ?? DEFAULT_STORES;
   const historyRows = cfg.workers?.controller?.historyRows ?? DEFAULT_HISTORY_ROWS;
   const pool = new RedisPool(log);
@@ -243,7 +253,7 @@ export async function openStores(cfg: OpenStoresConfig, log: Logger): Promise<St
     const learnCacheSize = sc.bayes.learn_cache ?? DEFAULT_LEARN_CACHE_SIZE;
     const bayes = build<BayesStore>(
       'bayes',
-      (o) => new SqliteBayesStore({ ...o, learnCacheSize, memoryTokens: sc.bayes.memory_tokens ?? DEFAULT_MEMORY_TOKENS, log }),
+      (o) => new SqliteBayesStore({ ...o, learnCacheSize, memoryTokens: opts.bayesMemory === false ? 0 : (sc.bayes.memory_tokens ?? DEFAULT_MEMORY_TOKENS), log }),
       (c, p, r) => new RedisBayesStore(c, p, r, { learnCacheSize }),
     );
     const fuzzy = build<FuzzyStore>(

@@ -30,7 +30,8 @@ export interface ProcessServices {
  * `taskLog` receives each scan's log line (none: no line).
  */
 export async function openProcessServices(cfg: LoadedConfig, log: Logger, type: string, hub?: StatsHub, taskLog?: Logger): Promise<ProcessServices> {
-  const stores = await openStores(cfg, log);
+  // The controller classifies only to learn and for the web UI's scans: no in-memory Bayes table.
+  const stores = await openStores(cfg, log, { bayesMemory: type !== 'controller' });
   const ipc = hub ? undefined : ipcStatsSink();
   const sink: StatsSink = hub ?? ipc!;
   const view: StatsView = hub ?? ipcStatsView();

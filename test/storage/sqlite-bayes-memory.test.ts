@@ -163,6 +163,27 @@ describe('sqlite: Bayes token counts held in memory', () => {
     }
   });
 
+  it('holds nothing for a process that asks for no table (the controller), and reads SQLite', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
+    const log = recordingLog();
+    const reader = await openStores({ dataDir: dir, stores: storesConfig({}) }, log, { bayesMemory: false });
+    const writer = await open(dir, quietLog, {}, 'normal');
+    try {
+      const probe = tokensFrom(1, 80);
+      await writer.bayes.learn(scope, 'a', probe, 'spam');
+      // Long enough for a table to be built if one were (untilHeld above sees it within tens of ms).
+      for (let i = 0; i < 30; i++) {
+        const c = await reader.bayes.getTokenPairs!(scope, pairsOf(probe));
+        assert.ok(c.spam.every((n) => n === 1) && c.ham.every((n) => n === 0), 'counts read from SQLite');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.deepEqual(log.infos, []);
+    } finally {
+      await Promise.all([reader.close(), writer.close()]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads a scope over the budget from SQLite, and says so', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
     const log = recordingLog();
