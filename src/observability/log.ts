@@ -68,18 +68,26 @@ function textDestination(out: { write(line: string): unknown }): DestinationStre
   };
 }
 
-function wrap(p: PinoLogger, tag = ''): RootLogger {
+/** The tag of the per-scan lines (scan-log.ts): on stdout the only lines that wait for others. */
+export const BATCHED_TAG = 'task';
+
+/** `p` writes at once, `batched` joins a batch; a logger tagged BATCHED_TAG writes through `batched`. */
+function wrap(p: PinoLogger, tag: string, batched: PinoLogger): RootLogger {
+  const w = tag === BATCHED_TAG ? batched : p;
   return {
-    debug: (msg, extra) => (extra ? p.debug(extra, msg) : p.debug(msg)),
-    info: (msg, extra) => (extra ? p.info(extra, msg) : p.info(msg)),
-    warn: (msg, extra) => (extra ? p.warn(extra, msg) : p.warn(msg)),
+    debug: (msg, extra) => (extra ? w.debug(extra, msg) : w.debug(msg)),
+    info: (msg, extra) => (extra ? w.info(extra, msg) : w.info(msg)),
+    warn: (msg, extra) => (extra ? w.warn(extra, msg) : w.warn(msg)),
     error: (msg, extra) => {
-      if (extra) p.error(extra, msg);
-      else p.error(msg);
+      if (extra) w.error(extra, msg);
+      else w.error(msg);
       // Error lines also feed the controller's /errors ring (when this process has a sink).
       reportErrorLine(msg, tag, typeof extra?.id === 'string' ? extra.id : '');
     },
-    child: (tag, fields) => wrap(p.child({ ...fields, tag }), tag),
+    child: (childTag, fields) => {
+      const bindings = { ...fields, tag: childTag };
+      return wrap(p.child(bindings), childTag, batched === p ? p.child(bindings) : batched.child(bindings));
+    },
   };
 }
 
@@ -147,12 +155,14 @@ export const STDOUT_BATCH_MS = 20;
 export const STDOUT_BATCH_BYTES = 32 * 1024;
 
 /**
- * Lines to stdout written together: a scan worker writes a line per scan, and each write to a pipe
- * is a system call that also wakes the reader (journald, a collector); 2 % of a scan worker's CPU
- * at 200 scans a second. Lines wait at most STDOUT_BATCH_MS, and are written out synchronously
- * when the process exits (a crash included); only a process killed outright loses the last ones.
+ * Scan lines to stdout written together: a scan worker writes a line per scan, and each write to a
+ * pipe is a system call that also wakes the reader (journald, a collector); 2 % of a scan worker's
+ * CPU at 200 scans a second. `later` lines wait at most STDOUT_BATCH_MS, and are written out
+ * synchronously when the process exits (a crash included); only a process killed outright loses
+ * the last ones. `now` lines (start-up, refusals, warnings: rare, and read in order with other
+ * processes' lines) first write out what waits, so a process's own lines stay in order.
  */
-function batchedStdout(out: { write(chunk: string): unknown }): { write(line: string): unknown } {
+function batchedStdout(out: { write(chunk: string): unknown }): { now(line: string): void; later(line: string): void } {
   let pending = '';
   let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
@@ -165,7 +175,13 @@ function batchedStdout(out: { write(chunk: string): unknown }): { write(line: st
   };
   process.on('exit', flush);
   return {
-    write(line: string): void {
+    now(line: string): void {
+      if (pending !== '') {
+        pending += line;
+        flush();
+      } else out.write(line);
+    },
+    later(line: string): void {
       pending += line;
       if (pending.length >= STDOUT_BATCH_BYTES) flush();
       else if (!timer) {
@@ -177,17 +193,21 @@ function batchedStdout(out: { write(chunk: string): unknown }): { write(line: st
 }
 
 export function createLogger(opts: LogOptions = {}): RootLogger {
-  const out = opts.destination ?? (opts.file ? fileDestination(opts.file) : batchedStdout(process.stdout));
   const format = opts.format ?? 'json';
-  const dest: DestinationStream = format === 'text' ? textDestination(out) : { write: (l: string) => void out.write(l) };
-  const p = pino(
-    {
-      level: opts.level ?? 'info',
-      base: { pid: process.pid, ...opts.base },
-      // Errors passed as `err` keep their stack in the structured line.
-      serializers: { err: pino.stdSerializers.err },
-    },
-    dest,
-  );
-  return wrap(p);
+  const pinoTo = (out: { write(line: string): unknown }): PinoLogger =>
+    pino(
+      {
+        level: opts.level ?? 'info',
+        base: { pid: process.pid, ...opts.base },
+        // Errors passed as `err` keep their stack in the structured line.
+        serializers: { err: pino.stdSerializers.err },
+      },
+      format === 'text' ? textDestination(out) : { write: (l: string) => void out.write(l) },
+    );
+  if (opts.destination || opts.file) {
+    const p = pinoTo(opts.destination ?? fileDestination(opts.file!));
+    return wrap(p, '', p);
+  }
+  const stdout = batchedStdout(process.stdout);
+  return wrap(pinoTo({ write: stdout.now }), '', pinoTo({ write: stdout.later }));
 }

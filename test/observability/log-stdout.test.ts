@@ -1,7 +1,8 @@
-// Log lines to stdout are written in batches (src/observability/log.ts): a real child process
+// Scan lines to stdout are written in batches (src/observability/log.ts): a real child process
 // logs through createLogger to a pipe. Every line arrives, in order; the lines logged just before
-// the process ends (process.exit, an uncaught exception) are not lost; a burst of lines leaves in
-// far fewer writes than lines.
+// the process ends (process.exit, an uncaught exception) are not lost; a burst of scan lines
+// leaves in far fewer writes than lines, while any other line is written at once, after the scan
+// lines that were waiting.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,19 +43,34 @@ function messages(chunks: string[]): string[] {
 }
 
 describe('log lines on stdout', () => {
-  it('arrive in order, in fewer writes than lines, the last ones written at process.exit', async () => {
+  it('arrive in order, scan lines in fewer writes than lines, the last ones written at process.exit', async () => {
     const { chunks, code, writes } = await runChild(`
-      for (let i = 0; i < 200; i++) log.info('line ' + i);
+      const task = log.child('task');
+      for (let i = 0; i < 200; i++) task.info('line ' + i);
       // A pause longer than a batch, so the second burst is a write of its own.
       await new Promise((r) => setTimeout(r, 200));
-      for (let i = 200; i < 400; i++) log.info('line ' + i);
-      log.info('last');
+      for (let i = 200; i < 400; i++) task.info('line ' + i);
+      task.info('last');
       process.exit(3);
     `);
     assert.equal(code, 3);
     assert.deepEqual(messages(chunks), [...Array.from({ length: 400 }, (_, i) => `line ${i}`), 'last']);
     // Two bursts of 200 lines (about 13 KiB each, under a batch's 32 KiB): one write each.
     assert.equal(writes, 2, `${writes} writes for 401 lines`);
+  });
+
+  it('writes any other line at once, behind the scan lines that were waiting', async () => {
+    const { chunks, writes } = await runChild(`
+      const task = log.child('task');
+      task.info('scan 1');
+      task.info('scan 2');
+      log.warn('a warning');
+      log.child('engine').info('a start-up line');
+      task.info('scan 3');
+    `);
+    assert.deepEqual(messages(chunks), ['scan 1', 'scan 2', 'a warning', 'a start-up line', 'scan 3']);
+    // The two scan lines and the warning in one write, the start-up line in its own, scan 3 at exit.
+    assert.equal(writes, 3);
   });
 
   it('keeps the line logged just before an uncaught exception ends the process', async () => {
