@@ -86,7 +86,8 @@ function wrap(p: PinoLogger, tag: string, batched: PinoLogger): RootLogger {
     },
     child: (childTag, fields) => {
       const bindings = { ...fields, tag: childTag };
-      return wrap(p.child(bindings), childTag, batched === p ? p.child(bindings) : batched.child(bindings));
+      const now = p.child(bindings);
+      return wrap(now, childTag, batched === p ? now : batched.child(bindings));
     },
   };
 }
