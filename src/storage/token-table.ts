@@ -5,7 +5,8 @@
 
 /** Slots are doubled when this share of them is used. */
 const MAX_LOAD = 0.7;
-const MIN_CAPACITY = 1024;
+/** Slots of the smallest table: per-user statistics make many small scopes, each with a table. */
+export const MIN_CAPACITY = 64;
 
 /** hi, lo, spam, ham and used of `cap` empty slots. */
 function slotArrays(cap: number): [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint8Array] {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStores, type Stores } from '../../src/storage/index.js';
 import { signedDecimal, toSigned } from '../../src/storage/tokens.js';
-import { TokenCountTable } from '../../src/storage/token-table.js';
+import { MIN_CAPACITY, TokenCountTable } from '../../src/storage/token-table.js';
 import { CHANGE_LOG_KEEP } from '../../src/storage/sqlite/bayes-memory.js';
 import type { BayesScope, BayesStore } from '../../src/storage/types.js';
 import type { Logger } from '../../src/plugin-api/index.js';
@@ -178,6 +178,54 @@ describe('sqlite: Bayes token counts held in memory', () => {
         await new Promise((r) => setTimeout(r, 10));
       }
       assert.deepEqual(log.infos, []);
+    } finally {
+      await Promise.all([reader.close(), writer.close()]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('counts each table at least at its smallest size, so many tiny scopes cannot outgrow the budget', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
+    const log = recordingLog();
+    // Room for two of the smallest tables; three scopes of 5 tokens each (per-user statistics).
+    const reader = await open(dir, log, { memory_tokens: MIN_CAPACITY * 2 });
+    const writer = await open(dir, quietLog, {}, 'normal');
+    const users: BayesScope[] = ['u1', 'u2', 'u3'].map((user) => ({ classifier: 'bayes', user }));
+    try {
+      for (const [i, s] of users.entries()) await writer.bayes.learn(s, `m-${i}`, tokensFrom(100 + i, 5), 'spam');
+      const deadline = Date.now() + 5000;
+      while (log.infos.filter((m) => m === HELD).length < 2 || !log.infos.some((m) => m.startsWith('bayes: scope too big'))) {
+        assert.ok(Date.now() < deadline, `two tables and one refusal within 5 s: ${JSON.stringify(log.infos)}`);
+        for (const [i, s] of users.entries()) await reader.bayes.getTokenPairs!(s, pairsOf(tokensFrom(100 + i, 5)));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.equal(log.infos.filter((m) => m === HELD).length, 2);
+      for (const [i, s] of users.entries()) {
+        const c = await reader.bayes.getTokenPairs!(s, pairsOf(tokensFrom(100 + i, 5)));
+        assert.deepEqual([...c.spam], [1, 1, 1, 1, 1], `scope ${s.user}: its counts, from memory or SQLite`);
+      }
+    } finally {
+      await Promise.all([reader.close(), writer.close()]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives a table back when learns grow it past the budget, and reads SQLite', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
+    const log = recordingLog();
+    const reader = await open(dir, log, { memory_tokens: 100 });
+    const writer = await open(dir, quietLog, {}, 'normal');
+    try {
+      const first = tokensFrom(1, 70);
+      await writer.bayes.learn(scope, 'a', first, 'spam');
+      await untilHeld(reader.bayes, log, 1, first);
+      // 40 more tokens: 110 held would be over the budget of 100.
+      const more = tokensFrom(2, 40);
+      await writer.bayes.learn(scope, 'b', more, 'ham');
+      const c = await reader.bayes.getTokenPairs!(scope, pairsOf([...first, ...more]));
+      assert.ok(log.infos.some((m) => m.startsWith('bayes: scope too big')), JSON.stringify(log.infos));
+      assert.deepEqual([...c.spam], [...first.map(() => 1), ...more.map(() => 0)]);
+      assert.deepEqual([...c.ham], [...first.map(() => 0), ...more.map(() => 1)]);
     } finally {
       await Promise.all([reader.close(), writer.close()]);
       await rm(dir, { recursive: true, force: true });

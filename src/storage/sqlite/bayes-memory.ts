@@ -12,7 +12,7 @@
 
 import Database from 'better-sqlite3';
 import type { BayesClass, TokenPairs } from '../types.js';
-import { TokenCountTable } from '../token-table.js';
+import { MIN_CAPACITY, TokenCountTable } from '../token-table.js';
 import type { SqliteDatabase } from './db.js';
 
 /** Change-log rows kept per scope: a reader further behind than this reads the whole table again. */
@@ -28,6 +28,11 @@ const FAILED_RETRY_MS = 30_000;
  * this the states without a table (refused or not yet read) are forgotten.
  */
 const MAX_SCOPE_STATES = 10_000;
+
+/** What a table of `tokens` counts against the budget: at least its smallest size, so many tiny scopes cannot outgrow it. */
+function charge(tokens: number): number {
+  return Math.max(tokens, MIN_CAPACITY);
+}
 
 /** Code of a class in a change row: 1 spam, 2 ham, 0 none. */
 export function classCode(cls: BayesClass | undefined): 0 | 1 | 2 {
@@ -97,7 +102,11 @@ export class BayesMemory {
     if (this.#budget <= 0 || this.#closed) return false;
     let st = this.#scopes.get(id);
     if (!st) {
-      if (this.#scopes.size >= MAX_SCOPE_STATES) this.#forgetTableless();
+      if (this.#scopes.size >= MAX_SCOPE_STATES) {
+        this.#forgetTableless();
+        // Every state holds a table: this scope is read from SQLite and not remembered.
+        if (this.#scopes.size >= MAX_SCOPE_STATES) return false;
+      }
       st = { revision: 0, building: false, reserved: 0, notBefore: 0 };
       this.#scopes.set(id, st);
     }
@@ -127,6 +136,18 @@ export class BayesMemory {
         if (r.revision !== st.revision + 1) break;
         this.#replay(st.table!, r);
         st.revision = r.revision;
+      }
+      // Learns add tokens: the budget counts what the table holds now.
+      const grown = charge(st.table!.size) - st.reserved;
+      if (grown > 0) {
+        this.#reserved += grown;
+        st.reserved += grown;
+      }
+      if (this.#reserved > this.#budget) {
+        const size = st.table!.size;
+        this.#drop(st);
+        this.#refuse(id, st, size);
+        return false;
       }
       if (st.revision >= current) return true;
     }
@@ -168,25 +189,19 @@ export class BayesMemory {
         return;
       }
       // tokens_spam + tokens_ham counts a token in both classes twice: a bound on the rows.
-      if (this.#reserved + head.n > this.#budget) {
-        const now = Date.now();
-        st.notBefore = now + REFUSED_RETRY_MS;
-        // Once per retry period, not per scope: per-user statistics can have thousands of scopes.
-        if (now >= this.#nextRefusalLog) {
-          this.#nextRefusalLog = now + REFUSED_RETRY_MS;
-          this.#log?.info('bayes: scope too big for the in-memory token budget; its tokens are read from SQLite', { scope: id, tokens: head.n, budget: this.#budget, held: this.#reserved });
-        }
+      if (this.#reserved + charge(head.n) > this.#budget) {
+        this.#refuse(id, st, head.n);
         return;
       }
-      this.#reserved += head.n;
-      st.reserved = head.n;
+      st.reserved = charge(head.n);
+      this.#reserved += st.reserved;
       const table = new TokenCountTable(head.n);
       const rows = conn
         .prepare<[number], [number, number, number, number]>('SELECT (token >> 32) & 4294967295, token & 4294967295, spam, ham FROM bayes_tokens WHERE scope = ?')
         .raw(true)
         .iterate(id);
       // The counters bound the rows unless an import left rows with no counts; the budget holds either way.
-      const limit = this.#budget - (this.#reserved - head.n);
+      const limit = this.#budget - (this.#reserved - st.reserved);
       let n = 0;
       for (const [hi, lo, spam, ham] of rows) {
         if (n >= limit) {
@@ -216,6 +231,15 @@ export class BayesMemory {
         // Closing a connection that failed to open or is mid-iteration: nothing to keep.
       }
     }
+  }
+
+  /** The scope stays on SQLite for a retry period; said once per period, not per scope (per-user statistics can have thousands). */
+  #refuse(id: number, st: ScopeMemory, tokens: number): void {
+    const now = Date.now();
+    st.notBefore = now + REFUSED_RETRY_MS;
+    if (now < this.#nextRefusalLog) return;
+    this.#nextRefusalLog = now + REFUSED_RETRY_MS;
+    this.#log?.info('bayes: scope too big for the in-memory token budget; its tokens are read from SQLite', { scope: id, tokens, budget: this.#budget, held: this.#reserved });
   }
 
   close(): void {
