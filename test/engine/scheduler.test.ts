@@ -87,7 +87,7 @@ test('callbacks that await run concurrently', async () => {
   const mod = defineModule({
     name: 'slow',
     setup(ctx) {
-      for (const n of ['S1', 'S2', 'S3']) ctx.symbol({ name: n, check: async (t) => { await sleep(150); t.insert(n); } });
+      for (const n of ['S1', 'S2', 'S3']) ctx.symbol({ name: n, check: async (t) => { await sleep(300); t.insert(n); } });
     },
   });
   const engine = await engineWith([mod]);
@@ -95,7 +95,8 @@ test('callbacks that await run concurrently', async () => {
   const r = await engine.scan(MSG, meta());
   const took = performance.now() - t0;
   assert.deepEqual(symbolNames(r), ['S1', 'S2', 'S3']);
-  assert.ok(took < 400, `took ${took} ms`);
+  // One after the other they take 900 ms; together 300, with room for a slow machine.
+  assert.ok(took < 800, `took ${took} ms`);
 });
 
 test('the task deadline abandons a callback that never resolves; the reply keeps the rest', async () => {

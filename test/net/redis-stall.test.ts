@@ -62,7 +62,7 @@ test('a hung Redis costs a plugin one timeout, then its commands are refused at 
     for (const x of rest) {
       assert.equal(x.r.ok, false);
       assert.match(!x.r.ok ? x.r.error : '', /has not answered for \d+ ms; command not sent/);
-      assert.ok(x.ms < 100, `refused at once (${x.ms.toFixed(0)} ms)`);
+      assert.ok(x.ms < 200, `refused at once (${x.ms.toFixed(0)} ms)`);
     }
 
     const t0 = performance.now();

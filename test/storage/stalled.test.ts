@@ -97,7 +97,7 @@ describe('redis store that stops answering', { skip: haveRedisServer() ? false :
         const r = await timed(call());
         assert.equal(r.err?.code, 'STORE_UNAVAILABLE', what);
         assert.match(r.err?.message ?? '', /has not answered for \d+ ms; not asked/, what);
-        assert.ok(r.ms < 100, `${what} refused in ${r.ms.toFixed(0)} ms`);
+        assert.ok(r.ms < 150, `${what} refused in ${r.ms.toFixed(0)} ms`);
       }
       const warns = logged.filter((l) => l.msg.startsWith('redis store not answering'));
       assert.equal(warns.length, 1, 'the stall is logged once');
