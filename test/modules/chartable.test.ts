@@ -7,7 +7,8 @@ import iconv from 'iconv-lite';
 import { createEngine } from '../../src/engine/index.js';
 import { chartableModule } from '../../src/modules/chartable/index.js';
 import { wordBadness, wordBadnessByCodePoint } from '../../src/modules/chartable/badness.js';
-import { wordsOf } from '../../src/modules/chartable/check.js';
+import { readWords, textWords } from '../../src/modules/chartable/check.js';
+import { STOP_WORDS } from '../../src/rule-libs/bayes/stop-words.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseMessage } from '../../src/message/parse-message.js';
 import type { ScanResult } from '../../src/plugin-api/index.js';
@@ -95,6 +96,13 @@ test('R_MIXED_CHARSET_URL: a link host with a look-alike letter; genuine IDN and
   assert.equal(symbol(await scan(mail('Sign in at http://www.p\u0430ypal.com/login now.', { charset: 'utf-8' }), { threshold: 1.5 }), 'R_MIXED_CHARSET_URL'), undefined);
 });
 
+/** The words readWords hands over, as strings. */
+function wordsOf(text: string): string[] {
+  const out: string[] = [];
+  readWords(text, { ascii: (t, start, end) => out.push(t.slice(start, end)), other: (w) => out.push(w) });
+  return out;
+}
+
 /** wordsOf as it was written first: split on `\s`, drop links, match the words (the index-by-index reader must give the same). */
 function wordsBySplitting(text: string): string[] {
   const out: string[] = [];
@@ -115,7 +123,7 @@ function lcg(seed: number): () => number {
 }
 
 test('the words of a text, read index by index, are those of splitting and matching', () => {
-  const pieces = ['word', 'V1agra', 'C1AL1S', 'a.b', 'www.example', 'mail@example.org', 'http://x.test/p', 'don\'t', '--', '3.5%', 'caf\u00e9', 'p\u0430ypal', '\u4e2d\u6587', 'x\u0301y', ' ', '\t', '\r\n', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u2028', '\u0085', '\u200b', '', 'end.com', 'Q&A', '\ud83d\ude00', 'e\u0300'];
+  const pieces = ['word', 'V1agra', 'C1AL1S', 'a.b', 'www.example', 'mail@example.org', 'http://x.test/p', 'don\'t', '--', '3.5%', 'caf\u00e9', 'p\u0430ypal', '\u4e2d\u6587', 'x\u0301y', ' ', '\t', '\r\n', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u2028', '\u0085', '\u200b', '', 'end.com', 'site.de', 'Q&A', '\ud83d\ude00', 'e\u0300'];
   const rnd = lcg(7);
   for (let n = 0; n < 2000; n++) {
     let text = '';
@@ -133,6 +141,41 @@ test('the words of a text, read index by index, are those of splitting and match
     }
   }
   assert.ok(parts > 20, `only ${parts} text parts read`);
+});
+
+/** A part's language and mean badness as first written: a string for each word, each judged code point by code point. */
+function partBySplitting(text: string, maxWordLen: number): { lenient: boolean; score: number } {
+  const words = wordsBySplitting(text);
+  if (words.length === 0) return { lenient: false, score: 0 };
+  const stop = words.filter((w) => STOP_WORDS.has(w.toLowerCase())).length;
+  const accented = words.filter((w) => /[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]/u.test(w)).length;
+  const lenient = stop / words.length < 0.12 && accented / words.length < 0.5;
+  let total = 0;
+  for (const w of words) total += wordBadnessByCodePoint(w, { isUrl: false, lenientDiacritics: lenient, maxWordLen });
+  return { lenient, score: Math.min(1, total / words.length) };
+}
+
+test('a text summed up in one reading gives the language and the mean badness of judging each word alone', () => {
+  const pieces = ['the', 'THE', 'And', 'of', 'V1agra', 'C1AL1S', 'a1b2', 'a.b', 'www.example', 'WWW.x', 'x.Com', 'mail@example.org', 'don\'t', '3.5%', 'caf\u00e9', 'na\u00efve', 'p\u0430ypal', '\u0440\u0430\u0443', '\u4e2d\u6587', 'x\u0301y', '\u212a', 'THE\u0301', 'verylongwordbeyondthecap', ' ', '\t', '\r\n', '\u00a0', '\u3000', 'end.com', 'x.io', 'Q&A', '\u00e9t\u00e9'];
+  const rnd = lcg(13);
+  for (let n = 0; n < 3000; n++) {
+    let text = '';
+    const len = Math.floor(rnd() * 30);
+    for (let k = 0; k < len; k++) text += pieces[Math.floor(rnd() * pieces.length)] + (rnd() < 0.7 ? ' ' : '');
+    const want = partBySplitting(text, 12);
+    const got = textWords(text, 12);
+    assert.equal(got.writesAccents(), want.lenient, JSON.stringify(text));
+    assert.ok(Math.abs(got.meanBadness(want.lenient) - want.score) < 1e-12, JSON.stringify(text));
+  }
+  const dir = join(FIXTURES, 'rspamd-test-messages');
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.eml')).slice(0, 200)) {
+    for (const part of parseMessage(readFileSync(join(dir, f))).textParts) {
+      const want = partBySplitting(part.text, 12);
+      const got = textWords(part.text, 12);
+      assert.equal(got.writesAccents(), want.lenient, f);
+      assert.ok(Math.abs(got.meanBadness(want.lenient) - want.score) < 1e-12, f);
+    }
+  }
 });
 
 test('word badness: the ASCII reading gives what the code-point reading gives', () => {

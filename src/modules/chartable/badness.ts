@@ -48,17 +48,18 @@ export interface WordOptions {
 }
 
 /**
- * The badness of an ASCII word, or undefined when the word is not ASCII. Most words of most mail
- * are, and in ASCII only one rule can apply (a non-hex letter right after a digit, once the word
- * has had a letter): the same figure as wordBadnessByCodePoint, without splitting the word into
- * code points (a fifth of all the bytes a scan allocated).
+ * The badness of the ASCII word `text[start, end)`, or undefined when it is not ASCII. Most words
+ * of most mail are, and in ASCII only one rule can apply (a non-hex letter right after a digit,
+ * once the word has had a letter): the same figure as wordBadnessByCodePoint, without splitting
+ * the word into code points (a fifth of all the bytes a scan allocated), nor cutting it out of
+ * its text.
  */
-function asciiWordBadness(word: string, opts: WordOptions): number | undefined {
+export function asciiBadnessIn(text: string, start: number, end: number, opts: WordOptions): number | undefined {
   let badness = 0;
   let seenLetter = false;
   let afterDigit = false;
-  for (let i = 0; i < word.length; i++) {
-    const c = word.charCodeAt(i);
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
     if (c >= 0x80) return undefined;
     const lower = c | 0x20;
     if (lower >= 0x61 && lower <= 0x7a) {
@@ -70,13 +71,13 @@ function asciiWordBadness(word: string, opts: WordOptions): number | undefined {
       afterDigit = c >= 0x30 && c <= 0x39;
     }
   }
-  if (word.length > opts.maxWordLen || opts.isUrl) return 0;
+  if (end - start > opts.maxWordLen || opts.isUrl) return 0;
   return Math.min(badness, MAX_WORD_BADNESS);
 }
 
 /** The badness of one word, 0…MAX_WORD_BADNESS. */
 export function wordBadness(word: string, opts: WordOptions): number {
-  return asciiWordBadness(word, opts) ?? wordBadnessByCodePoint(word, opts);
+  return asciiBadnessIn(word, 0, word.length, opts) ?? wordBadnessByCodePoint(word, opts);
 }
 
 /** wordBadness of any word, code point by code point (exported for the test that holds the ASCII path to it). */
