@@ -115,6 +115,29 @@ describe('TokenCountTable', () => {
     table.get(1, 2, pair);
     assert.deepEqual([...pair], [0, 0], 'an absent token reads 0/0');
   });
+
+  it('holds counts past 16 bits, through moves across the boundary and growth', () => {
+    const table = new TokenCountTable();
+    const pair = new Uint32Array(2);
+    table.set(7, 9, 65_535, 3);
+    table.move(7, 9, 1, 0);
+    table.get(7, 9, pair);
+    assert.deepEqual([...pair], [65_536, 3], 'one spam learn past the narrow count');
+    table.set(1, 1, 70_000, 4_000_000_000);
+    // Growth rehashes every slot: the wide counts move with their tokens.
+    for (let k = 0; k < 300; k++) table.move(1000 + k, k, 2, 0);
+    table.get(1, 1, pair);
+    assert.deepEqual([...pair], [70_000, 4_000_000_000]);
+    table.move(7, 9, 0, 1);
+    table.get(7, 9, pair);
+    assert.deepEqual([...pair], [65_535, 3], 'an unlearn brings it back into the slot');
+    table.move(7, 9, 2, 0);
+    table.get(7, 9, pair);
+    assert.deepEqual([...pair], [65_535, 4]);
+    table.get(1000, 0, pair);
+    assert.deepEqual([...pair], [0, 1]);
+    assert.equal(table.size, 302);
+  });
 });
 
 describe('sqlite: Bayes token counts held in memory', () => {

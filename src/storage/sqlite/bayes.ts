@@ -9,7 +9,7 @@ import { acquireDatabase, guard, releaseDatabase, type SqliteDatabase, type Sqli
 
 /**
  * Tokens of the scopes a process reads held in its memory at most (`stores.bayes.memory_tokens`):
- * 24–48 bytes each (TokenCountTable: 17 bytes a slot, 0.35–0.7 of the slots used; 36 MiB for a
+ * 19–37 bytes each (TokenCountTable: 13 bytes a slot, 0.35–0.7 of the slots used; 26 MiB for a
  * million), against 0.6–0.9 ms of SQLite reads a scan.
  */
 export const DEFAULT_MEMORY_TOKENS = 1_000_000;
