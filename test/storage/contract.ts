@@ -144,16 +144,18 @@ export function runContract(name: string, factory: () => Promise<ContractStores>
         }
       });
 
-      it('reads 1000 tokens at once, each count at its position', async () => {
+      it('reads 2500 tokens at once, each count at its position', async () => {
         const s = await open();
         try {
-          const toks = tokensFrom(7, 1000);
+          const toks = tokensFrom(7, 2500);
           await s.bayes.learn(G, 'big', toks.filter((_, i) => i % 3 === 0), 'spam');
           await s.bayes.learn(G, 'big2', toks.filter((_, i) => i % 5 === 0), 'ham');
+          // Counts of two digits, past the 1000-token batches a store may read in.
+          for (let m = 0; m < 11; m++) await s.bayes.learn(G, `many${m}`, toks.filter((_, i) => i % 7 === 0), 'spam');
           const c = await s.bayes.getTokens(G, toks);
-          assert.equal(c.spam.length, 1000);
-          for (let i = 0; i < 1000; i++) {
-            assert.equal(c.spam[i], i % 3 === 0 ? 1 : 0, `spam[${i}]`);
+          assert.equal(c.spam.length, 2500);
+          for (let i = 0; i < 2500; i++) {
+            assert.equal(c.spam[i], (i % 3 === 0 ? 1 : 0) + (i % 7 === 0 ? 11 : 0), `spam[${i}]`);
             assert.equal(c.ham[i], i % 5 === 0 ? 1 : 0, `ham[${i}]`);
           }
         } finally {

@@ -64,3 +64,23 @@ redis.call('HDEL', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 return 1
 `;
+
+/**
+ * KEYS: S, H. ARGV[1]: the tokens, comma-separated; returns their spam counts, comma-separated
+ * (empty for none), a `|`, then their ham counts. One argument and one reply string instead of
+ * a field and a reply element per token and class: encoding and decoding those 400 or so pieces
+ * a message was most of a scan worker's Redis cost (docs/tuning.md, "Bayes lookups on Redis").
+ */
+export const GET_TOKENS_LUA = `
+local fields = {}
+for f in string.gmatch(ARGV[1], '[^,]+') do fields[#fields + 1] = f end
+local function counts(key)
+  local out = {}
+  for i = 1, #fields, 1000 do
+    local got = redis.call('HMGET', key, unpack(fields, i, math.min(i + 999, #fields)))
+    for j = 1, #got do out[#out + 1] = got[j] or '' end
+  end
+  return table.concat(out, ',')
+end
+return counts(KEYS[1]) .. '|' .. counts(KEYS[2])
+`;

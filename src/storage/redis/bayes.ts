@@ -15,10 +15,26 @@ import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals,
 import { DEFAULT_LEARN_CACHE_SIZE, distinctTokens, EXPORT_PAGE, IMPORT_BATCH, u64 } from '../tokens.js';
 import { call, redisError, RedisScript, type RedisClient } from './client.js';
 import type { RedisLink } from './guard.js';
-import { LEARN_LUA, UNLEARN_LUA } from './bayes-scripts.js';
+import { GET_TOKENS_LUA, LEARN_LUA, UNLEARN_LUA } from './bayes-scripts.js';
 
 const learnScript = new RedisScript(LEARN_LUA);
 const unlearnScript = new RedisScript(UNLEARN_LUA);
+const getTokensScript = new RedisScript(GET_TOKENS_LUA);
+
+/** The comma-separated counts of text[start, end) into `into`, in order; an empty one is 0. */
+function readCounts(text: string, start: number, end: number, into: Uint32Array): void {
+  let n = 0;
+  let value = 0;
+  for (let i = start; i <= end && n < into.length; i++) {
+    const c = i < end ? text.charCodeAt(i) : 0x2c;
+    if (c === 0x2c) {
+      into[n++] = value;
+      value = 0;
+    } else if (c >= 0x30 && c <= 0x39) {
+      value = value * 10 + (c - 0x30);
+    }
+  }
+}
 
 interface ScopeKeys {
   S: string;
@@ -60,16 +76,13 @@ export class RedisBayesStore implements BayesStore {
     const out: BayesTokenCounts = { spam: new Uint32Array(tokens.length), ham: new Uint32Array(tokens.length) };
     if (tokens.length === 0) return out;
     const k = this.#keys(scope);
-    const fields = tokens.map((t) => u64(t).toString());
-    // Both HMGETs leave in one pipeline: one round trip for every token of the message.
-    const res = await this.#link.run('getTokens', (c) => c.pipeline().hmget(k.S, ...fields).hmget(k.H, ...fields).exec());
-    const failed = res?.find(([err]) => err);
-    if (failed) throw redisError(failed[0], 'getTokens');
-    const [spam, ham] = (res ?? []).map(([, v]) => v as (string | null)[]);
-    for (let i = 0; i < tokens.length; i++) {
-      out.spam[i] = Number(spam?.[i] ?? 0);
-      out.ham[i] = Number(ham?.[i] ?? 0);
-    }
+    const fields = tokens.map((t) => u64(t).toString()).join(',');
+    const reply = await this.#link.run('getTokens', (c) => getTokensScript.run(c, [k.S, k.H], [fields]));
+    if (typeof reply !== 'string' && !Buffer.isBuffer(reply)) throw redisError(new Error(`unexpected reply of type ${typeof reply}`), 'getTokens');
+    const text = reply.toString();
+    const bar = text.indexOf('|');
+    readCounts(text, 0, bar < 0 ? text.length : bar, out.spam);
+    if (bar >= 0) readCounts(text, bar + 1, text.length, out.ham);
     return out;
   }
 
