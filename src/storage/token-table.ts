@@ -30,6 +30,8 @@ export class TokenCountTable {
   #wide = new Map<number, Uint32Array>();
   #mask: number;
   #size = 0;
+  /** One move's counts, read and written back: kept to avoid an array per move. */
+  readonly #pair = new Uint32Array(2);
 
   constructor(expected = 0) {
     let cap = MIN_CAPACITY;
@@ -97,9 +99,6 @@ export class TokenCountTable {
   set(hi: number, lo: number, spam: number, ham: number): void {
     this.#write(this.#claim(hi >>> 0, lo >>> 0), spam, ham);
   }
-
-  /** One move's counts, read and written back: kept to avoid an array per move. */
-  readonly #pair = new Uint32Array(2);
 
   /**
    * Moves one learn's token, as the store's SQL does: +1 in `add`, −1 (never below 0) in `sub`.

@@ -26,8 +26,6 @@ const ENGLISH_STOP_SHARE = 0.12;
 /** Share of words with accents above which a text is not prose of an accented language (see writesAccents). */
 const MAX_ACCENTED_WORD_SHARE = 0.5;
 
-/** Whitespace-separated chunks that are links or addresses: not words (Rspamd's tokeniser skips them). */
-const LINKISH = /[@/]|^www\.|\.[a-z]{2,}$/i;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
 /** What `\s` matches in a JavaScript pattern: ASCII and Unicode white space, the line separators and the BOM. */
@@ -48,8 +46,12 @@ export interface WordVisitor {
   other(word: string): void;
 }
 
-/** An ASCII chunk with punctuation that is a link or an address (LINKISH), read in place. */
-function asciiLinkish(text: string, start: number, end: number): boolean {
+/**
+ * Whether the chunk text[start, end) is a link or an address, not words (Rspamd's tokeniser skips
+ * them): an `@` or `/` in it, `www.` at its start or a dot and two or more ASCII letters at its end.
+ * Read in place; a character beyond ASCII is never one of these letters.
+ */
+function isLinkish(text: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x40 || c === 0x2f) return true;
@@ -95,17 +97,15 @@ export function readWords(text: string, visit: WordVisitor): void {
       words++;
       continue;
     }
+    if (isLinkish(text, start, i)) continue;
     if (!ascii) {
-      const chunk = text.slice(start, i);
-      if (LINKISH.test(chunk)) continue;
-      for (const w of chunk.match(WORD) ?? []) {
+      for (const w of text.slice(start, i).match(WORD) ?? []) {
         visit.other(w);
         if (++words >= MAX_PART_WORDS) break;
       }
       continue;
     }
     // ASCII with punctuation: the runs of letters and digits between it.
-    if (asciiLinkish(text, start, i)) continue;
     for (let j = start; j < i && words < MAX_PART_WORDS; ) {
       while (j < i && !isAsciiAlnum(text.charCodeAt(j))) j++;
       const w = j;
