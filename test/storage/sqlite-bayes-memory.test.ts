@@ -42,6 +42,28 @@ async function open(dir: string, log: Logger, bayes: Record<string, unknown> = {
   return openStores({ dataDir: dir, stores: storesConfig({ bayes, ...(synchronous ? { sqlite: { synchronous } } : {}) }) }, log);
 }
 
+type RecordingLog = ReturnType<typeof recordingLog>;
+
+/**
+ * `body` with a reader that `openReader` opens (its log recorded) and a writer on a second
+ * connection to the same file, as another worker has; in a fresh directory, removed afterwards.
+ */
+async function withReaderAndWriter(
+  openReader: (dir: string, log: RecordingLog) => Promise<Stores>,
+  body: (reader: Stores, writer: Stores, log: RecordingLog) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
+  const log = recordingLog();
+  const reader = await openReader(dir, log);
+  const writer = await open(dir, quietLog, {}, 'normal');
+  try {
+    await body(reader, writer, log);
+  } finally {
+    await Promise.all([reader.close(), writer.close()]);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Reads until the in-memory table of the scope is built (its log line), at most 5 s. */
 async function untilHeld(store: BayesStore, log: { infos: string[] }, times: number, probe: readonly bigint[]): Promise<void> {
   const deadline = Date.now() + 5000;
@@ -187,11 +209,7 @@ describe('sqlite: Bayes token counts held in memory', () => {
   });
 
   it('holds nothing for a process that asks for no table (the controller), and reads SQLite', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
-    const log = recordingLog();
-    const reader = await openStores({ dataDir: dir, stores: storesConfig({}) }, log, { bayesMemory: false });
-    const writer = await open(dir, quietLog, {}, 'normal');
-    try {
+    await withReaderAndWriter((dir, log) => openStores({ dataDir: dir, stores: storesConfig({}) }, log, { bayesMemory: false }), async (reader, writer, log) => {
       const probe = tokensFrom(1, 80);
       await writer.bayes.learn(scope, 'a', probe, 'spam');
       // Long enough for a table to be built if one were (untilHeld above sees it within tens of ms).
@@ -201,20 +219,13 @@ describe('sqlite: Bayes token counts held in memory', () => {
         await new Promise((r) => setTimeout(r, 10));
       }
       assert.deepEqual(log.infos, []);
-    } finally {
-      await Promise.all([reader.close(), writer.close()]);
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('counts each table at least at its smallest size, so many tiny scopes cannot outgrow the budget', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
-    const log = recordingLog();
     // Room for two of the smallest tables; three scopes of 5 tokens each (per-user statistics).
-    const reader = await open(dir, log, { memory_tokens: MIN_CAPACITY * 2 });
-    const writer = await open(dir, quietLog, {}, 'normal');
-    const users: BayesScope[] = ['u1', 'u2', 'u3'].map((user) => ({ classifier: 'bayes', user }));
-    try {
+    await withReaderAndWriter((dir, log) => open(dir, log, { memory_tokens: MIN_CAPACITY * 2 }), async (reader, writer, log) => {
+      const users: BayesScope[] = ['u1', 'u2', 'u3'].map((user) => ({ classifier: 'bayes', user }));
       for (const [i, s] of users.entries()) await writer.bayes.learn(s, `m-${i}`, tokensFrom(100 + i, 5), 'spam');
       const deadline = Date.now() + 5000;
       while (log.infos.filter((m) => m === HELD).length < 2 || !log.infos.some((m) => m.startsWith('bayes: scope too big'))) {
@@ -227,18 +238,11 @@ describe('sqlite: Bayes token counts held in memory', () => {
         const c = await reader.bayes.getTokenPairs!(s, pairsOf(tokensFrom(100 + i, 5)));
         assert.deepEqual([...c.spam], [1, 1, 1, 1, 1], `scope ${s.user}: its counts, from memory or SQLite`);
       }
-    } finally {
-      await Promise.all([reader.close(), writer.close()]);
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('gives a table back when learns grow it past the budget, and reads SQLite', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
-    const log = recordingLog();
-    const reader = await open(dir, log, { memory_tokens: 100 });
-    const writer = await open(dir, quietLog, {}, 'normal');
-    try {
+    await withReaderAndWriter((dir, log) => open(dir, log, { memory_tokens: 100 }), async (reader, writer, log) => {
       const first = tokensFrom(1, 70);
       await writer.bayes.learn(scope, 'a', first, 'spam');
       await untilHeld(reader.bayes, log, 1, first);
@@ -249,18 +253,11 @@ describe('sqlite: Bayes token counts held in memory', () => {
       assert.ok(log.infos.some((m) => m.startsWith('bayes: scope too big')), JSON.stringify(log.infos));
       assert.deepEqual([...c.spam], [...first.map(() => 1), ...more.map(() => 0)]);
       assert.deepEqual([...c.ham], [...first.map(() => 0), ...more.map(() => 1)]);
-    } finally {
-      await Promise.all([reader.close(), writer.close()]);
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('reads a scope over the budget from SQLite, and says so', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'mailsift-bayesmem-'));
-    const log = recordingLog();
-    const reader = await open(dir, log, { memory_tokens: 100 });
-    const writer = await open(dir, quietLog, {}, 'normal');
-    try {
+    await withReaderAndWriter((dir, log) => open(dir, log, { memory_tokens: 100 }), async (reader, writer, log) => {
       const probe = tokensFrom(1, 80);
       await writer.bayes.learn(scope, 'a', probe, 'spam');
       await writer.bayes.learn(scope, 'b', probe, 'ham');
@@ -273,9 +270,6 @@ describe('sqlite: Bayes token counts held in memory', () => {
       const c = await reader.bayes.getTokenPairs!(scope, pairsOf(probe));
       assert.ok(c.spam.every((n) => n === 1) && c.ham.every((n) => n === 1), 'counts read from SQLite');
       assert.ok(!log.infos.includes(HELD));
-    } finally {
-      await Promise.all([reader.close(), writer.close()]);
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
