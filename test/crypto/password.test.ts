@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { hashPassword, isHashedPassword, storedPasswordKind, verifyPassword } from '../../src/crypto/password.js';
-import { run } from '../interop/run.js';
+import { CLIENT_ENV, run } from '../interop/run.js';
 
 const RSPAMADM = '/usr/bin/rspamadm';
 const noRspamadm = existsSync(RSPAMADM) ? false : 'rspamadm not installed (Debian rspamd package)';
@@ -53,7 +53,7 @@ test('hashes made now by rspamadm pw (catena and pbkdf2, short, UTF-8 and long p
 /** `rspamadm pw --check` reads the password from a terminal only: run it under script(1). */
 function rspamadmCheck(hash: string, password: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qec', `${RSPAMADM} pw --check -p '${hash}'`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qec', `${RSPAMADM} pw --check -p '${hash}'`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: CLIENT_ENV });
     let out = '';
     let sent = false;
     child.stdout.on('data', (c: Buffer) => {

@@ -11,9 +11,23 @@ export interface RunResult {
 /** Upper bound on one client run; a hang is a failure, not a stuck CI job. */
 const RUN_TIMEOUT_MS = 60_000;
 
+/**
+ * Rspamd's tools (glib) refuse a non-ASCII argument under the C locale ("Invalid byte sequence in
+ * conversion input"), and CI may run with no LANG at all: clients get a UTF-8 locale of their own.
+ */
+export const CLIENT_ENV: NodeJS.ProcessEnv = utf8Env(process.env);
+
+/** `env` with LANG a UTF-8 locale (rspamadm reads LANG: LC_ALL=C.UTF-8 alone still fails) and no LC_* overriding it. */
+function utf8Env(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env, LANG: 'C.UTF-8' };
+  delete out.LC_ALL;
+  delete out.LC_CTYPE;
+  return out;
+}
+
 export function run(cmd: string, args: string[], input?: Buffer): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], timeout: RUN_TIMEOUT_MS });
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], timeout: RUN_TIMEOUT_MS, env: CLIENT_ENV });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
