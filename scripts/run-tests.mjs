@@ -11,8 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 
-const FAILED_FILES_REPORTER = fileURLToPath(new URL('./failed-files-reporter.mjs', import.meta.url));
-const UNKNOWN_FILE = '(unknown file)';
+const FAILED_TESTS_REPORTER = fileURLToPath(new URL('./failed-tests-reporter.mjs', import.meta.url));
 
 function collect(dir) {
   const out = [];
@@ -61,13 +60,16 @@ const RUN_TIMEOUT_MS = 45 * 60_000;
 const MAX_FILES_RUN_AGAIN = 6;
 const RETRY_TIMEOUT_MS = 20 * 60_000;
 
-/** Runs node's test runner on `list`; resolves to its exit code and the files with a failed test. */
+/** Failed tests listed again at the very end of the output. */
+const MAX_FAILURES_LISTED = 20;
+
+/** Runs node's test runner on `list`; resolves to its exit code and its failed tests ({ file, name, error }). */
 function runTests(list, concurrency, timeoutMs) {
-  const failedLog = join(mkdtempSync(join(tmpdir(), 'run-tests-')), 'failed-files');
+  const failedLog = join(mkdtempSync(join(tmpdir(), 'run-tests-')), 'failed-tests');
   const args = [
     '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TEST_TIMEOUT_MS}`,
     '--test-reporter=tap', '--test-reporter-destination=stdout',
-    `--test-reporter=${FAILED_FILES_REPORTER}`, `--test-reporter-destination=${failedLog}`,
+    `--test-reporter=${FAILED_TESTS_REPORTER}`, `--test-reporter-destination=${failedLog}`,
     ...list,
   ];
   const child = spawn(process.execPath, args, { stdio: 'inherit', env });
@@ -80,7 +82,7 @@ function runTests(list, concurrency, timeoutMs) {
       clearTimeout(watchdog);
       let failed = [];
       try {
-        failed = readFileSync(failedLog, 'utf8').split('\n').filter(Boolean);
+        failed = readFileSync(failedLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
       } catch {
         // No list: the runner was killed before its reporters ended.
       }
@@ -90,16 +92,30 @@ function runTests(list, concurrency, timeoutMs) {
   });
 }
 
+/** The files of failed tests; null when a failure names no file (then nothing is run again). */
+function filesOf(failed) {
+  const files = new Set(failed.map((f) => f.file));
+  return files.has(null) ? null : [...files];
+}
+
+function listFailures(failed) {
+  console.log(`# run-tests: failed tests (${failed.length}${failed.length > MAX_FAILURES_LISTED ? `, the first ${MAX_FAILURES_LISTED}` : ''}):`);
+  for (const f of failed.slice(0, MAX_FAILURES_LISTED)) console.log(`#   ${f.file ?? '(no file)'} :: ${f.name} :: ${f.error}`);
+}
+
 const first = await runTests(files, 2, RUN_TIMEOUT_MS);
 let code = first.code;
-if (code !== 0 && first.failed.length > 0 && first.failed.length <= MAX_FILES_RUN_AGAIN && !first.failed.includes(UNKNOWN_FILE)) {
-  console.log(`# run-tests: ${first.failed.length} file(s) failed beside other files; running each alone once more:`);
-  for (const f of first.failed) console.log(`#   ${f}`);
-  const again = await runTests(first.failed, 1, RETRY_TIMEOUT_MS);
-  code = again.code;
-  console.log(code === 0
-    ? `# run-tests: they passed alone; the failures above came from running beside other files`
-    : `# run-tests: still failing alone: ${again.failed.join(', ') || '(see above)'}`);
+const again = code !== 0 ? filesOf(first.failed) : null;
+if (again && again.length > 0 && again.length <= MAX_FILES_RUN_AGAIN) {
+  listFailures(first.failed);
+  console.log(`# run-tests: ${again.length} file(s) failed beside other files; running each alone once more:`);
+  for (const f of again) console.log(`#   ${f}`);
+  const second = await runTests(again, 1, RETRY_TIMEOUT_MS);
+  code = second.code;
+  if (code === 0) console.log('# run-tests: they passed alone; the failures above came from running beside other files');
+  else listFailures(second.failed);
+} else if (code !== 0) {
+  listFailures(first.failed);
 }
 stub.close();
 process.exit(code);
