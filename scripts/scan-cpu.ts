@@ -15,6 +15,8 @@
 //     scripts/alloc-profile-summary.mjs: the bytes each function allocates, which is what the
 //     young-generation collections cost)
 //   node <build>/scripts/scan-cpu.js ab <other build> [--rounds 10] [--limit 600]
+//   node <build>/scripts/scan-cpu.js slowest [--rounds 5] [--top 25]
+//     each message alone, its least CPU over the rounds: the messages that cost most
 //   node <build>/scripts/scan-cpu.js dns-ab <other build> [--rounds 20] [--limit 400]
 //     the DNS lookup path alone (each build's resolver and task DNS API, no engine): per
 //     "message" 36 awaited A lookups six at a time and 4 through the node:dns-shaped adapter, all
@@ -100,7 +102,7 @@ const say = (line: string): void => void (logFormat ? process.stderr.write(`${li
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 interface Verdict { action: string; symbols: string[] }
-interface Side { name: string; pass(): Promise<Verdict[]>; close(): Promise<void> }
+interface Side { name: string; pass(): Promise<Verdict[]>; scanOne(i: number): Promise<void>; close(): Promise<void> }
 /** One message's envelope as recorded (a ScanMeta of the running build); each scan gets a copy, since the engine fills it in. */
 interface Envelope { rcpt: string[]; flags: Set<unknown> }
 
@@ -144,6 +146,10 @@ async function side(root: string, dnsPort: number, messages: Buffer[], concurren
       await Promise.all(Array.from({ length: concurrency }, lane));
       return out;
     },
+    async scanOne(i) {
+      const env = envelopes?.[i];
+      await engine.scan(messages[i]!, env ? { ...env, rcpt: [...env.rcpt], flags: new Set(env.flags) } : emptyMeta());
+    },
     async close() {
       await net.close();
       await stores.close();
@@ -175,6 +181,28 @@ async function cpuOf(s: Side, n: number): Promise<number> {
   const c = process.cpuUsage(c0);
   if (sendCpu.n > 0) say(`  ${s.name}: ${(sendCpu.n / n).toFixed(1)} sends/msg, ${(sendCpu.us / sendCpu.n).toFixed(1)} µs CPU each, ${(sendCpu.us / 1000 / n).toFixed(3)} ms/msg`);
   return (c.user + c.system) / 1000 / n;
+}
+
+/**
+ * `slowest`: each message scanned alone, `rounds` times after a warm-up pass; per message the
+ * least CPU of its rounds (a collection or a JIT pause lands on one round, not on all), the
+ * `top` most expensive printed with their share of the whole.
+ */
+async function slowest(s: Side, corpus: ReadonlyArray<{ name: string; bytes: Buffer }>, rounds: number, top: number): Promise<void> {
+  await s.pass();
+  const least = new Array<number>(corpus.length).fill(Infinity);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < corpus.length; i++) {
+      const c0 = process.cpuUsage();
+      await s.scanOne(i);
+      const c = process.cpuUsage(c0);
+      least[i] = Math.min(least[i]!, (c.user + c.system) / 1000);
+    }
+  }
+  const total = least.reduce((a, b) => a + b, 0);
+  say(`${corpus.length} messages, least CPU of ${rounds} rounds each: ${total.toFixed(0)} ms in all, ${(total / corpus.length).toFixed(3)} ms a message`);
+  const order = least.map((ms, i) => ({ ms, i })).sort((a, b) => b.ms - a.ms).slice(0, top);
+  for (const { ms, i } of order) say(`  ${ms.toFixed(2).padStart(7)} ms  ${(100 * ms / total).toFixed(2).padStart(5)} %  ${String(corpus[i]!.bytes.length).padStart(7)} bytes  ${corpus[i]!.name}`);
 }
 
 /** `dns-ab`: one build's DNS lookup path (see the header), run `n` "messages" over 8 lanes. */
@@ -251,6 +279,10 @@ async function main(): Promise<void> {
       const file = process.argv[3] ?? '/tmp/verdicts.json';
       writeFileSync(file, JSON.stringify(Object.fromEntries(corpus.map((m, i) => [m.name, out[i]]))));
       say(`${corpus.length} verdicts written to ${file}`);
+      return;
+    }
+    if (mode === 'slowest') {
+      await slowest(a, corpus, arg('--rounds', 5), arg('--top', 25));
       return;
     }
     if (mode === 'ab') {
