@@ -3,11 +3,22 @@
 // reaches 0 deletes its field so HLEN stays the number of distinct tokens of the class.
 
 /**
- * ARGV: digest, class ("spam"|"ham"), learn-cache size, distinct tokens…; returns "learned" |
+ * Lua that reads the comma-separated tokens of ARGV[n] into the table `fields`. Each script takes
+ * a message's tokens as one argument: a Redis argument per token (a few hundred a message) cost
+ * the client most of a call's CPU to encode (docs/tuning.md, "Bayes lookups on Redis").
+ */
+function readFields(n: number): string {
+  return `local fields = {}
+for f in string.gmatch(ARGV[${n}], '[^,]+') do fields[#fields + 1] = f end`;
+}
+
+/**
+ * ARGV: digest, class ("spam"|"ham"), learn-cache size, the distinct tokens comma-separated; returns "learned" |
  * "relearned" | "already_learned". The cache entry is scored with the scope's revision after the
  * learn; entries more than `size` revisions old are dropped, so at most `size` remain.
  */
 export const LEARN_LUA = `
+${readFields(4)}
 local prev = redis.call('HGET', KEYS[4], ARGV[1])
 local cls = ARGV[2]
 local size = tonumber(ARGV[3])
@@ -17,13 +28,13 @@ if cls == 'ham' then tgt, oth, ltgt, loth = KEYS[3], KEYS[2], 'learns_ham', 'lea
 local outcome = 'learned'
 if prev then
   outcome = 'relearned'
-  for i = 4, #ARGV do
-    local n = tonumber(redis.call('HGET', oth, ARGV[i]) or '0')
-    if n > 1 then redis.call('HINCRBY', oth, ARGV[i], -1) elseif n == 1 then redis.call('HDEL', oth, ARGV[i]) end
+  for i = 1, #fields do
+    local n = tonumber(redis.call('HGET', oth, fields[i]) or '0')
+    if n > 1 then redis.call('HINCRBY', oth, fields[i], -1) elseif n == 1 then redis.call('HDEL', oth, fields[i]) end
   end
   if tonumber(redis.call('HGET', KEYS[1], loth) or '0') > 0 then redis.call('HINCRBY', KEYS[1], loth, -1) end
 end
-for i = 4, #ARGV do redis.call('HINCRBY', tgt, ARGV[i], 1) end
+for i = 1, #fields do redis.call('HINCRBY', tgt, fields[i], 1) end
 redis.call('HINCRBY', KEYS[1], ltgt, 1)
 local rev = redis.call('HINCRBY', KEYS[1], 'revision', 1)
 redis.call('HSET', KEYS[4], ARGV[1], cls)
@@ -48,15 +59,16 @@ end
 return outcome
 `;
 
-/** ARGV: digest, distinct tokens…; returns 1 when the digest was learned (and is now removed), else 0. */
+/** ARGV: digest, the distinct tokens comma-separated; returns 1 when the digest was learned (and is now removed), else 0. */
 export const UNLEARN_LUA = `
+${readFields(2)}
 local prev = redis.call('HGET', KEYS[4], ARGV[1])
 if not prev then return 0 end
 local src, lsrc = KEYS[2], 'learns_spam'
 if prev == 'ham' then src, lsrc = KEYS[3], 'learns_ham' end
-for i = 2, #ARGV do
-  local n = tonumber(redis.call('HGET', src, ARGV[i]) or '0')
-  if n > 1 then redis.call('HINCRBY', src, ARGV[i], -1) elseif n == 1 then redis.call('HDEL', src, ARGV[i]) end
+for i = 1, #fields do
+  local n = tonumber(redis.call('HGET', src, fields[i]) or '0')
+  if n > 1 then redis.call('HINCRBY', src, fields[i], -1) elseif n == 1 then redis.call('HDEL', src, fields[i]) end
 end
 if tonumber(redis.call('HGET', KEYS[1], lsrc) or '0') > 0 then redis.call('HINCRBY', KEYS[1], lsrc, -1) end
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
@@ -72,8 +84,7 @@ return 1
  * a message was most of a scan worker's Redis cost (docs/tuning.md, "Bayes lookups on Redis").
  */
 export const GET_TOKENS_LUA = `
-local fields = {}
-for f in string.gmatch(ARGV[1], '[^,]+') do fields[#fields + 1] = f end
+${readFields(1)}
 local function counts(key)
   local out = {}
   for i = 1, #fields, 1000 do

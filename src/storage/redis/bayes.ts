@@ -88,19 +88,19 @@ export class RedisBayesStore implements BayesStore {
 
   async learn(scope: BayesScope, digest: string, tokens: readonly bigint[], cls: BayesClass): Promise<LearnOutcome> {
     const k = this.#keys(scope);
-    const fields = distinctTokens(tokens).map((t) => t.toString());
+    const fields = distinctTokens(tokens).join(',');
     // Resolves only once Redis has replied to the script: a learn is acknowledged after its write.
     const r = await this.#link.run('learn', async (c) => {
       await c.sadd(this.#scopesKey, JSON.stringify([scope.classifier, scope.user]));
-      return learnScript.run(c, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, cls, String(this.#cacheSize), ...fields]);
+      return learnScript.run(c, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, cls, String(this.#cacheSize), fields]);
     });
     return r as LearnOutcome;
   }
 
   async unlearn(scope: BayesScope, digest: string, tokens: readonly bigint[]): Promise<boolean> {
     const k = this.#keys(scope);
-    const fields = distinctTokens(tokens).map((t) => t.toString());
-    const r = await this.#link.run('unlearn', (c) => unlearnScript.run(c, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, ...fields]));
+    const fields = distinctTokens(tokens).join(',');
+    const r = await this.#link.run('unlearn', (c) => unlearnScript.run(c, [k.meta, k.S, k.H, k.learned, k.learnedOrder], [digest, fields]));
     return r === 1;
   }
 
