@@ -39,8 +39,8 @@ function learnRequest(controller: string, cls: 'spam' | 'ham', message: Buffer, 
   return Buffer.concat([Buffer.from(head, 'latin1'), message]);
 }
 
-/** Sends one request on its own connection; resolves with the status and the body's first bytes. */
-function exchange(address: string, wire: Buffer): Promise<{ status: number; body: string }> {
+/** Sends one request on its own connection; resolves with the status, its reason phrase and the body's first bytes. */
+function exchange(address: string, wire: Buffer): Promise<{ status: number; reason: string; body: string }> {
   const i = address.lastIndexOf(':');
   return new Promise((resolve, reject) => {
     const sock = net.connect({ host: address.slice(0, i), port: Number(address.slice(i + 1)) });
@@ -51,19 +51,23 @@ function exchange(address: string, wire: Buffer): Promise<{ status: number; body
     sock.on('close', () => {
       clearTimeout(t);
       const text = Buffer.concat(chunks).toString('latin1');
-      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0);
+      const line = /^HTTP\/1\.[01] (\d{3}) ?([^\r\n]*)/.exec(text);
       const body = text.indexOf('\r\n\r\n') + 4;
-      resolve({ status, body: text.slice(body, body + 300) });
+      resolve({ status: Number(line?.[1] ?? 0), reason: line?.[2] ?? '', body: text.slice(body, body + 300) });
     });
     sock.end(wire);
   });
 }
 
-/** A refusal's short name: the status and the reason's first words. */
-function refusal(status: number, body: string): string {
-  const m = /"error"\s*:\s*"([^"]{0,80})/.exec(body);
-  // Message ids and numbers out, so refusals of one kind count together.
-  return `${status}${m ? ` ${m[1]!.replace(/<[^>]*>?/g, '<id>').replace(/\d+(\.\d+)?/g, 'N')}` : ''}`;
+/**
+ * A refusal's short name: the status and the reason's first words, from the body's error or, for
+ * a reply without a body (a 204 has none), the status line's reason phrase.
+ */
+function refusal(r: { status: number; reason: string; body: string }): string {
+  const text = /"error"\s*:\s*"([^"]*)/.exec(r.body)?.[1] ?? r.reason;
+  // Message ids and numbers out before the cut, so refusals of one kind count together.
+  const kind = text.replace(/<[^<>\s]+>?/g, '<id>').replace(/\d+(\.\d+)?/g, 'N').slice(0, 80);
+  return kind ? `${r.status} ${kind}` : String(r.status);
 }
 
 /** Trains the classifier behind `controller` on `messages` (spam folders as spam, the rest ham). */
@@ -83,7 +87,7 @@ export async function trainThroughController(controller: string, messages: Corpu
       let key: string;
       try {
         const r = await exchange(controller, learnRequest(controller, cls, m.bytes, bulk));
-        key = r.status === 200 ? 'learned' : refusal(r.status, r.body);
+        key = r.status === 200 ? 'learned' : refusal(r);
       } catch (e) {
         key = `failed: ${(e as Error).message}`;
       }
