@@ -105,7 +105,8 @@ function listFailures(failed) {
 
 const first = await runTests(files, 2, RUN_TIMEOUT_MS);
 let code = first.code;
-const again = code !== 0 ? filesOf(first.failed) : null;
+// A file that ran alone the first time has nothing to gain from a second run.
+const again = code !== 0 && files.length > 1 ? filesOf(first.failed) : null;
 if (again && again.length > 0 && again.length <= MAX_FILES_RUN_AGAIN) {
   listFailures(first.failed);
   console.log(`# run-tests: ${again.length} file(s) failed beside other files; running each alone once more:`);
