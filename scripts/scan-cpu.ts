@@ -127,6 +127,10 @@ async function side(root: string, dnsPort: number, messages: Buffer[], concurren
   const net = createNetServices({ dns: { ...cfg.engine.dns, servers: [`127.0.0.1:${dnsPort}`], retransmits: 0 } });
   const maps = createMapRegistry({ baseDir: cfg.dir, log: quiet });
   const engine = await createEngine(cfg.engine, builtinModules, { stores, log: quiet, net, maps });
+  const metaOf = (i: number): unknown => {
+    const env = envelopes?.[i];
+    return env ? { ...env, rcpt: [...env.rcpt], flags: new Set(env.flags) } : emptyMeta();
+  };
   return {
     name: root,
     async pass() {
@@ -135,8 +139,7 @@ async function side(root: string, dnsPort: number, messages: Buffer[], concurren
       const lane = async (): Promise<void> => {
         while (next < messages.length) {
           const i = next++;
-          const env = envelopes?.[i];
-          const meta = env ? { ...env, rcpt: [...env.rcpt], flags: new Set(env.flags) } : emptyMeta();
+          const meta = metaOf(i);
           const t0 = performance.now();
           const r = await engine.scan(messages[i]!, meta);
           scanLine?.({ result: r, meta, message: messages[i]!, seconds: (performance.now() - t0) / 1000 });
@@ -147,8 +150,7 @@ async function side(root: string, dnsPort: number, messages: Buffer[], concurren
       return out;
     },
     async scanOne(i) {
-      const env = envelopes?.[i];
-      await engine.scan(messages[i]!, env ? { ...env, rcpt: [...env.rcpt], flags: new Set(env.flags) } : emptyMeta());
+      await engine.scan(messages[i]!, metaOf(i));
     },
     async close() {
       await net.close();

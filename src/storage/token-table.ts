@@ -19,16 +19,17 @@ const WIDE_ENTRY_BYTES = 96;
 /** What a slot holds. */
 const enum Slot { Empty = 0, Narrow = 1, Wide = 2 }
 
+// The slot arrays are set by #allocate, from the constructor and on growth.
 export class TokenCountTable {
-  #hi: Uint32Array;
-  #lo: Uint32Array;
-  #spam: Uint16Array;
-  #ham: Uint16Array;
+  #hi!: Uint32Array;
+  #lo!: Uint32Array;
+  #spam!: Uint16Array;
+  #ham!: Uint16Array;
   /** Slot.*: the pair 0/0 is a valid token, so keys cannot mark an empty slot. */
-  #state: Uint8Array;
+  #state!: Uint8Array;
   /** Counts of the Wide slots, by slot index: [spam, ham]. */
-  #wide = new Map<number, Uint32Array>();
-  #mask: number;
+  #wide!: Map<number, Uint32Array>;
+  #mask!: number;
   #size = 0;
   /** One move's counts, read and written back: kept to avoid an array per move. */
   readonly #pair = new Uint32Array(2);
@@ -36,12 +37,18 @@ export class TokenCountTable {
   constructor(expected = 0) {
     let cap = MIN_CAPACITY;
     while (cap * MAX_LOAD < expected) cap *= 2;
+    this.#allocate(cap);
+  }
+
+  /** Empty slots for `cap` tokens (and an empty side map). */
+  #allocate(cap: number): void {
     this.#mask = cap - 1;
     this.#hi = new Uint32Array(cap);
     this.#lo = new Uint32Array(cap);
     this.#spam = new Uint16Array(cap);
     this.#ham = new Uint16Array(cap);
     this.#state = new Uint8Array(cap);
+    this.#wide = new Map();
   }
 
   /** Tokens held (with zero counts too, until the table is rebuilt). */
@@ -133,14 +140,7 @@ export class TokenCountTable {
 
   #grow(): void {
     const [hi, lo, spam, ham, state, wide] = [this.#hi, this.#lo, this.#spam, this.#ham, this.#state, this.#wide];
-    const cap = state.length * 2;
-    this.#mask = cap - 1;
-    this.#hi = new Uint32Array(cap);
-    this.#lo = new Uint32Array(cap);
-    this.#spam = new Uint16Array(cap);
-    this.#ham = new Uint16Array(cap);
-    this.#state = new Uint8Array(cap);
-    this.#wide = new Map();
+    this.#allocate(state.length * 2);
     this.#size = 0;
     for (let j = 0; j < state.length; j++) {
       if (state[j] === Slot.Empty) continue;

@@ -11,12 +11,6 @@ export interface RunResult {
 /** Upper bound on one client run; a hang is a failure, not a stuck CI job. */
 const RUN_TIMEOUT_MS = 60_000;
 
-/**
- * Rspamd's tools (glib) refuse a non-ASCII argument under the C locale ("Invalid byte sequence in
- * conversion input"), and CI may run with no LANG at all: clients get a UTF-8 locale of their own.
- */
-export const CLIENT_ENV: NodeJS.ProcessEnv = utf8Env(process.env);
-
 /** `env` with LANG a UTF-8 locale (rspamadm reads LANG: LC_ALL=C.UTF-8 alone still fails) and no LC_* overriding it. */
 function utf8Env(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env, LANG: 'C.UTF-8' };
@@ -24,6 +18,12 @@ function utf8Env(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   delete out.LC_CTYPE;
   return out;
 }
+
+/**
+ * Rspamd's tools (glib) refuse a non-ASCII argument under the C locale ("Invalid byte sequence in
+ * conversion input"), and CI may run with no LANG at all: clients get a UTF-8 locale of their own.
+ */
+export const CLIENT_ENV: NodeJS.ProcessEnv = utf8Env(process.env);
 
 export function run(cmd: string, args: string[], input?: Buffer): Promise<RunResult> {
   return new Promise((resolve, reject) => {
