@@ -19,12 +19,20 @@ export interface BayesTokenCounts {
   /** spam[i], ham[i]: how often tokens[i] was learned in each class. */
   spam: Uint32Array;
   ham: Uint32Array;
+  /**
+   * The scope's learn counts, when the store read them in the same call (Redis: inside the lookup
+   * script). A classification then needs no second request for them.
+   */
+  learns?: BayesLearns;
 }
 
-export interface BayesTotals {
-  /** Messages learned per class. */
+/** Messages learned per class: all a classification needs of a scope's totals. */
+export interface BayesLearns {
   learnsSpam: number;
   learnsHam: number;
+}
+
+export interface BayesTotals extends BayesLearns {
   /** Distinct tokens stored per class. */
   tokensSpam: number;
   tokensHam: number;
@@ -62,11 +70,17 @@ export interface BayesStore {
   /** Which class a digest was learned as, if any. */
   learnedAs(scope: BayesScope, digest: string): Promise<BayesClass | undefined>;
   totals(scope: BayesScope): Promise<BayesTotals>;
+  /**
+   * The learn counts alone, for the checks made on every scan: cheaper than totals(), which also
+   * counts tokens and users (on Redis a read of every scope's name). Stores without it are asked
+   * for totals() (learnsOf).
+   */
+  learns?(scope: BayesScope): Promise<BayesLearns>;
   /** Every scope with data (for /stat and export). */
   scopes(): Promise<BayesScope[]>;
   /** Stream every token row of a scope (for `mailsift stats export`). */
   exportTokens(scope: BayesScope): AsyncIterable<{ token: bigint; spam: number; ham: number }>;
-  importTokens(scope: BayesScope, rows: AsyncIterable<{ token: bigint; spam: number; ham: number }>, totals: Pick<BayesTotals, 'learnsSpam' | 'learnsHam'>): Promise<void>;
+  importTokens(scope: BayesScope, rows: AsyncIterable<{ token: bigint; spam: number; ham: number }>, totals: BayesLearns): Promise<void>;
   close(): Promise<void>;
 }
 

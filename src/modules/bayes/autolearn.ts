@@ -1,7 +1,7 @@
 // Autolearn: after the verdict, learn the message as spam or ham when the
 // configured rule says so. Off by default. Failures are logged; the scan is never affected.
 import type { BayesStore, Task, Verdict } from '../../plugin-api/index.js';
-import type { BayesClassifier } from '../../rule-libs/bayes/classifier.js';
+import { learnsOf, type BayesClassifier } from '../../rule-libs/bayes/classifier.js';
 import type { AutolearnObject, BayesConfig } from '../../rule-libs/bayes/config.js';
 import { BAYES_CACHE_KEY, type BayesTaskState } from './check.js';
 import { isStoreError, type StoreOutage } from '../../module-helpers/outage-log.js';
@@ -69,7 +69,7 @@ export function makeAutolearnCheck(classifier: BayesClassifier, store: BayesStor
     if (task.hasSymbol(decision === 'spam' ? cfg.spam_symbol : cfg.ham_symbol)) return;
     try {
       if (typeof cfg.autolearn === 'object' && !Array.isArray(cfg.autolearn) && cfg.autolearn.check_balance) {
-        const t = await store.totals(state.scope);
+        const t = await learnsOf(store, state.scope);
         const maxRatio = 1 / cfg.autolearn.min_balance;
         if (decision === 'spam' && t.learnsSpam / (t.learnsHam + 1) > maxRatio) return;
         if (decision === 'ham' && t.learnsHam / (t.learnsSpam + 1) > maxRatio) return;

@@ -2,7 +2,7 @@
 // one store round trip, insert BAYES_SPAM or BAYES_HAM scaled by confidence. The tokens and the
 // probability stay in the task cache for autolearn.
 import type { BayesScope, BayesStore, Task } from '../../plugin-api/index.js';
-import { BayesClassifier, principalUser } from '../../rule-libs/bayes/classifier.js';
+import { BayesClassifier, learnsOf, principalUser } from '../../rule-libs/bayes/classifier.js';
 import { MAX_TOKENIZED_CHARS, messageHasBadUnicode, type TokenList } from '../../rule-libs/bayes/tokenize.js';
 import { isStoreError, type StoreOutage } from '../../module-helpers/outage-log.js';
 
@@ -17,32 +17,38 @@ export interface BayesTaskState {
 }
 
 /**
- * How long a "too few learns" answer stands. Until a store has enough learns every scan asked it
- * for its totals (a query or a Redis round trip per message) only to skip classifying; learns
- * that cross the minimum, possibly made through another process, are seen within this time.
+ * How long an answer of tooFewLearns stands. Asked on every scan, it was a query or a Redis round
+ * trip per message (on Redis four commands, one of them reading every scope's name); learns that
+ * cross the minimum either way, possibly made through another process, are seen within this time.
  */
-const TOO_FEW_TTL_MS = 1000;
+const LEARNS_CHECK_TTL_MS = 1000;
+
+/** Scopes whose answer is remembered; per-user scopes come and go with recipients. */
+const LEARNS_CHECK_SCOPES = 10_000;
+
+interface LearnsAnswer {
+  few: boolean;
+  until: number;
+}
 
 /**
  * Whether the store has too few learns in a class to classify anything (classifyTokens would
  * return undefined whatever the tokens). A store error answers false: the normal path then
- * reports it. A "too few" answer is remembered per scope for TOO_FEW_TTL_MS.
+ * reports it. Each answer is remembered per scope for LEARNS_CHECK_TTL_MS.
  */
-async function tooFewLearns(store: BayesStore, scope: BayesScope, minLearns: number, known: Map<string, number>): Promise<boolean> {
+async function tooFewLearns(store: BayesStore, scope: BayesScope, minLearns: number, known: Map<string, LearnsAnswer>): Promise<boolean> {
   const key = `${scope.classifier}\0${scope.user}`;
-  const until = known.get(key);
-  if (until !== undefined) {
-    if (until > Date.now()) return true;
+  const now = Date.now();
+  const seen = known.get(key);
+  if (seen !== undefined) {
+    if (seen.until > now) return seen.few;
     known.delete(key);
   }
   try {
-    const t = await store.totals(scope);
+    const t = await learnsOf(store, scope);
     const few = t.learnsSpam < minLearns || t.learnsHam < minLearns;
-    if (few) {
-      // Bounded: per-user scopes come and go with recipients.
-      if (known.size >= 10_000) known.clear();
-      known.set(key, Date.now() + TOO_FEW_TTL_MS);
-    }
+    if (known.size >= LEARNS_CHECK_SCOPES) known.clear();
+    known.set(key, { few, until: now + LEARNS_CHECK_TTL_MS });
     return few;
   } catch {
     return false;
@@ -55,11 +61,11 @@ export function makeClassifyCheck(classifier: BayesClassifier, store: BayesStore
   // learns they could not change the result, so tokenising (most of this check's CPU) waits
   // until there are enough. The bad_unicode flag tokenising sets is still computed.
   const tokensOnlyForClassify = cfg.autolearn === false;
-  const tooFewUntil = new Map<string, number>();
+  const learnsChecked = new Map<string, LearnsAnswer>();
   return async (task: Task): Promise<void> => {
     const msg = task.message;
     const scope = classifier.scope(principalUser(task.meta.deliverTo, task.meta.rcpt, msg));
-    if (tokensOnlyForClassify && (await tooFewLearns(store, scope, classifier.params.minLearns, tooFewUntil))) {
+    if (tokensOnlyForClassify && (await tooFewLearns(store, scope, classifier.params.minLearns, learnsChecked))) {
       if (messageHasBadUnicode(msg)) task.setFlag('bad_unicode');
       return;
     }

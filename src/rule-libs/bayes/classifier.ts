@@ -2,7 +2,7 @@
 // per message), and learn with Rspamd's guards. Shared by the bayes module
 // (scans, autolearn), the controller's learning endpoints and the command-line tools.
 import type { Message } from '../../message/types.js';
-import type { BayesClass, BayesScope, BayesStore, LearnOutcome } from '../../storage/types.js';
+import type { BayesClass, BayesLearns, BayesScope, BayesStore, LearnOutcome } from '../../storage/types.js';
 import { classifyTokens, verdictOf, type BayesVerdict, type Classification, type ClassifyParams, type ScoreScaling } from './classify.js';
 import type { BayesConfig } from './config.js';
 import { tokenDigest, tokenizeMessage, tokenValues, type TokenizeOptions, type TokenList } from './tokenize.js';
@@ -15,6 +15,11 @@ export type LearnErrorCode =
   | 'LEARN_CONDITIONS_DENIED'
   | 'LEARN_STORE_UNAVAILABLE'
   | 'LEARN_STORE_FAILED';
+
+/** A scope's learn counts: from the store's cheap read when it has one, else from its totals. */
+export function learnsOf(store: BayesStore, scope: BayesScope): Promise<BayesLearns> {
+  return store.learns ? store.learns(scope) : store.totals(scope);
+}
 
 export class LearnError extends Error {
   readonly code: LearnErrorCode;
@@ -99,9 +104,10 @@ export class BayesClassifier {
   /** Classify against the store; undefined when there is not enough data. Store errors propagate. */
   async classify(store: BayesStore, tokens: TokenList, scope: BayesScope): Promise<Classification | undefined> {
     if (this.tokenCountProblem(tokens)) return undefined;
-    const counts = store.getTokenPairs ? store.getTokenPairs(scope, tokens) : store.getTokens(scope, tokenValues(tokens));
-    const [totals, c] = await Promise.all([store.totals(scope), counts]);
-    return classifyTokens(tokens, c.spam, c.ham, totals.learnsSpam, totals.learnsHam, this.params);
+    const c = await (store.getTokenPairs ? store.getTokenPairs(scope, tokens) : store.getTokens(scope, tokenValues(tokens)));
+    // Redis reads the learn counts with the tokens; a local store answers the second call at once.
+    const learns = c.learns ?? (await learnsOf(store, scope));
+    return classifyTokens(tokens, c.spam, c.ham, learns.learnsSpam, learns.learnsHam, this.params);
   }
 
   /**

@@ -3,7 +3,7 @@
 // learns thousands of messages and store latency would only measure the store, and for unit
 // tests of the classifier. Not durable: production uses src/storage (SQLite or Redis).
 import { DEFAULT_LEARN_CACHE_SIZE } from '../../storage/tokens.js';
-import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../../storage/types.js';
+import type { BayesClass, BayesLearns, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../../storage/types.js';
 
 interface ScopeData {
   tokens: Map<bigint, { spam: number; ham: number }>;
@@ -114,6 +114,11 @@ export class MemoryBayesStore implements BayesStore {
     let users = 0;
     for (const e of this.#scopes.values()) if (e.scope.classifier === scope.classifier && e.scope.user !== '') users++;
     return { learnsSpam: d?.learnsSpam ?? 0, learnsHam: d?.learnsHam ?? 0, tokensSpam: d?.tokensSpam ?? 0, tokensHam: d?.tokensHam ?? 0, users, revision: d?.revision ?? 0 };
+  }
+
+  async learns(scope: BayesScope): Promise<BayesLearns> {
+    const d = this.#data(scope, false);
+    return { learnsSpam: d?.learnsSpam ?? 0, learnsHam: d?.learnsHam ?? 0 };
   }
 
   async scopes(): Promise<BayesScope[]> {

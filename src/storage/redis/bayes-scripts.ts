@@ -78,10 +78,12 @@ return 1
 `;
 
 /**
- * KEYS: S, H. ARGV[1]: the tokens, comma-separated; returns their spam counts, comma-separated
- * (empty for none), a `|`, then their ham counts. One argument and one reply string instead of
- * a field and a reply element per token and class: encoding and decoding those 400 or so pieces
- * a message was most of a scan worker's Redis cost (docs/tuning.md, "Bayes lookups on Redis").
+ * KEYS: S, H, meta. ARGV[1]: the tokens, comma-separated; returns the scope's learns_spam and
+ * learns_ham (comma-separated), a `|`, the tokens' spam counts, comma-separated (empty for none),
+ * a `|`, then their ham counts. One argument and one reply string instead of a field and a reply
+ * element per token and class: encoding and decoding those 400 or so pieces a message was most
+ * of a scan worker's Redis cost (docs/tuning.md, "Bayes lookups on Redis"); the learn counts in
+ * the same reply spare the classification its own request for them.
  */
 export const GET_TOKENS_LUA = `
 ${readFields(1)}
@@ -93,5 +95,6 @@ local function counts(key)
   end
   return table.concat(out, ',')
 end
-return counts(KEYS[1]) .. '|' .. counts(KEYS[2])
+local learns = redis.call('HMGET', KEYS[3], 'learns_spam', 'learns_ham')
+return (learns[1] or '0') .. ',' .. (learns[2] or '0') .. '|' .. counts(KEYS[1]) .. '|' .. counts(KEYS[2])
 `;

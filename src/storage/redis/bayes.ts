@@ -11,7 +11,7 @@
 // Durability follows the server's persistence settings (appendonly yes + appendfsync always makes
 // a replied write durable); the store cannot do better than the server it is given.
 
-import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../types.js';
+import type { BayesClass, BayesLearns, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome } from '../types.js';
 import { DEFAULT_LEARN_CACHE_SIZE, distinctTokens, EXPORT_PAGE, IMPORT_BATCH, u64 } from '../tokens.js';
 import { call, redisError, RedisScript, type RedisClient } from './client.js';
 import type { RedisLink } from './guard.js';
@@ -77,12 +77,17 @@ export class RedisBayesStore implements BayesStore {
     if (tokens.length === 0) return out;
     const k = this.#keys(scope);
     const fields = tokens.map((t) => u64(t).toString()).join(',');
-    const reply = await this.#link.run('getTokens', (c) => getTokensScript.run(c, [k.S, k.H], [fields]));
+    const reply = await this.#link.run('getTokens', (c) => getTokensScript.run(c, [k.S, k.H, k.meta], [fields]));
     if (typeof reply !== 'string' && !Buffer.isBuffer(reply)) throw redisError(new Error(`unexpected reply of type ${typeof reply}`), 'getTokens');
     const text = reply.toString();
-    const bar = text.indexOf('|');
-    readCounts(text, 0, bar < 0 ? text.length : bar, out.spam);
-    if (bar >= 0) readCounts(text, bar + 1, text.length, out.ham);
+    const first = text.indexOf('|');
+    const second = first < 0 ? -1 : text.indexOf('|', first + 1);
+    if (second < 0) throw redisError(new Error('unexpected reply of the token lookup'), 'getTokens');
+    const learns = new Uint32Array(2);
+    readCounts(text, 0, first, learns);
+    out.learns = { learnsSpam: learns[0]!, learnsHam: learns[1]! };
+    readCounts(text, first + 1, second, out.spam);
+    readCounts(text, second + 1, text.length, out.ham);
     return out;
   }
 
@@ -121,6 +126,11 @@ export class RedisBayesStore implements BayesStore {
       users,
       revision: Number(meta.revision ?? 0),
     };
+  }
+
+  async learns(scope: BayesScope): Promise<BayesLearns> {
+    const [spam, ham] = await this.#link.run('learns', (c) => c.hmget(this.#keys(scope).meta, 'learns_spam', 'learns_ham'));
+    return { learnsSpam: Number(spam ?? 0), learnsHam: Number(ham ?? 0) };
   }
 
   async #scopeList(): Promise<BayesScope[]> {

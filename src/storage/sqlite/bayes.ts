@@ -2,7 +2,7 @@
 // per-scope learn and distinct-token counters live in bayes_scopes and are kept exact inside the
 // same transaction as the token updates, so totals() never scans the token table.
 
-import type { BayesClass, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome, TokenPairs } from '../types.js';
+import type { BayesClass, BayesLearns, BayesScope, BayesStore, BayesTokenCounts, BayesTotals, LearnOutcome, TokenPairs } from '../types.js';
 import { DEFAULT_LEARN_CACHE_SIZE, distinctTokens, EXPORT_PAGE, fromSigned, IMPORT_BATCH, signedDecimal, toSigned, u64 } from '../tokens.js';
 import { BayesMemory, CHANGE_LOG_KEEP, classCode, tokenBlob, type BayesMemoryLog } from './bayes-memory.js';
 import { acquireDatabase, guard, releaseDatabase, type SqliteDatabase, type SqliteOptions } from './db.js';
@@ -228,6 +228,14 @@ export class SqliteBayesStore implements BayesStore {
         users: this.#stmt.users.get(scope.classifier)?.n ?? 0,
         revision: row?.revision ?? 0,
       };
+    });
+  }
+
+  async learns(scope: BayesScope): Promise<BayesLearns> {
+    return guard('totals', () => {
+      const id = this.#scopeId(scope, false);
+      const row = id === undefined ? undefined : this.#stmt.scopeRow.get(id);
+      return { learnsSpam: row?.learns_spam ?? 0, learnsHam: row?.learns_ham ?? 0 };
     });
   }
 
