@@ -24,6 +24,9 @@ const URL_OR_EMAIL = /\b(?:(?:https?|ftp):\/\/[^\s<>"'()]+|www\.[^\s<>"'()]+|(?<
 // A word starts with a letter, digit or connector and may contain apostrophes or dots between
 // word characters ("don't", "3.14"), as UAX#29's MidLetter/MidNum rules do.
 const WORD = /[\p{L}\p{N}\p{M}_]+(?:['.\u2019][\p{L}\p{N}\p{M}_]+)*/gu;
+// The same words in a text of ASCII only, where the classes above are exactly these characters:
+// a pattern without Unicode properties, and no script check per word.
+const ASCII_WORD = /[a-z0-9_]+(?:['.][a-z0-9_]+)*/gi;
 const INNER_PUNCT = /['.\u2019]/g;
 const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -76,11 +79,12 @@ function exceptionWord(match: string): string {
   return domain ?? EXCEPTION_WORD;
 }
 
-function pushSegment(text: string, sink: WordSink): void {
-  WORD.lastIndex = 0;
-  for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
+function pushSegment(text: string, sink: WordSink, ascii: boolean): void {
+  const word = ascii ? ASCII_WORD : WORD;
+  word.lastIndex = 0;
+  for (let m = word.exec(text); m !== null; m = word.exec(text)) {
     let w = m[0];
-    if (NO_SPACE_SCRIPT.test(w)) {
+    if (!ascii && NO_SPACE_SCRIPT.test(w)) {
       segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
       for (const seg of segmenter.segment(w)) {
         if (seg.isWordLike) addWord(seg.segment, sink);
@@ -100,7 +104,8 @@ function addWord(w: string, sink: WordSink): void {
 
 /** Split one text into normalised words, appended to `sink`. */
 export function splitWords(text: string, sink: WordSink): void {
-  if (NON_ASCII.test(text)) {
+  const ascii = !NON_ASCII.test(text);
+  if (!ascii) {
     const cleaned = text.replace(INVISIBLE, '');
     if (cleaned.length !== text.length) sink.badUnicode = true;
     text = cleaned.normalize('NFKC');
@@ -109,9 +114,9 @@ export function splitWords(text: string, sink: WordSink): void {
   URL_OR_EMAIL.lastIndex = 0;
   let last = 0;
   for (let m = URL_OR_EMAIL.exec(text); m !== null; m = URL_OR_EMAIL.exec(text)) {
-    if (m.index > last) pushSegment(text.slice(last, m.index), sink);
+    if (m.index > last) pushSegment(text.slice(last, m.index), sink, ascii);
     sink.push(exceptionWord(m[0]));
     last = m.index + m[0].length;
   }
-  if (last < text.length) pushSegment(last === 0 ? text : text.slice(last), sink);
+  if (last < text.length) pushSegment(last === 0 ? text : text.slice(last), sink, ascii);
 }
