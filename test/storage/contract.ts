@@ -158,6 +158,16 @@ export function runContract(name: string, factory: () => Promise<ContractStores>
             assert.equal(c.spam[i], (i % 3 === 0 ? 1 : 0) + (i % 7 === 0 ? 11 : 0), `spam[${i}]`);
             assert.equal(c.ham[i], i % 5 === 0 ? 1 : 0, `ham[${i}]`);
           }
+          // The tokeniser's (hi, lo) form, where a store takes it, reads the same counts.
+          if (s.bayes.getTokenPairs) {
+            const pairs = { length: toks.length, hi: Uint32Array.from(toks, (t) => Number(t >> 32n)), lo: Uint32Array.from(toks, (t) => Number(t & 0xffffffffn)) };
+            const p = await s.bayes.getTokenPairs(G, pairs);
+            assert.deepEqual([p.spam, p.ham], [c.spam, c.ham]);
+          }
+          // A store that reads the learn counts with the tokens gives the scope's own.
+          const t = await s.bayes.totals(G);
+          if (c.learns) assert.deepEqual(c.learns, { learnsSpam: t.learnsSpam, learnsHam: t.learnsHam });
+          if (s.bayes.learns) assert.deepEqual(await s.bayes.learns(G), { learnsSpam: t.learnsSpam, learnsHam: t.learnsHam });
         } finally {
           await done();
         }
