@@ -11,7 +11,7 @@
 // table is ready the scan reads SQLite as before.
 
 import Database from 'better-sqlite3';
-import type { BayesClass, TokenPairs } from '../types.js';
+import type { BayesClass, BayesLearns, TokenPairs } from '../types.js';
 import { MIN_CAPACITY, TokenCountTable } from '../token-table.js';
 import type { SqliteDatabase } from './db.js';
 
@@ -56,6 +56,13 @@ interface ScopeMemory {
   notBefore: number;
 }
 
+/** What a lookup reads of the scope's row: its revision and learn counts. */
+interface ScopeHead {
+  revision: number;
+  learns_spam: number;
+  learns_ham: number;
+}
+
 interface ChangeRow {
   revision: number;
   add_cls: number;
@@ -77,7 +84,7 @@ export class BayesMemory {
   #reserved = 0;
   #closed = false;
   #nextRefusalLog = 0;
-  readonly #revision;
+  readonly #head;
   readonly #changes;
   readonly #pair = new Uint32Array(2);
 
@@ -87,7 +94,7 @@ export class BayesMemory {
     this.#path = path;
     this.#budget = budget;
     this.#log = log;
-    this.#revision = db.prepare<[number], number>('SELECT revision FROM bayes_scopes WHERE id = ?').pluck();
+    this.#head = db.prepare<[number], ScopeHead>('SELECT revision, learns_spam, learns_ham FROM bayes_scopes WHERE id = ?');
     this.#changes = db.prepare<[number, number, number], ChangeRow>(
       'SELECT revision, add_cls, sub_cls, tokens FROM bayes_changes WHERE scope = ? AND revision > ? ORDER BY revision LIMIT ?',
     );
@@ -95,26 +102,29 @@ export class BayesMemory {
 
   /**
    * The counts of `tokens` in scope `id` from memory, brought up to the database's revision
-   * first; false when this scope has no table ready (the caller reads SQLite), which also starts
+   * first, and the scope's learn counts read in the same query as that revision (the classifier
+   * needs no query of its own; a learn committed between the two may already be in the table);
+   * undefined when this scope has no table ready (the caller reads SQLite), which also starts
    * building one when the budget allows.
    */
-  read(id: number, tokens: TokenPairs, spam: Uint32Array, ham: Uint32Array): boolean {
-    if (this.#budget <= 0 || this.#closed) return false;
+  read(id: number, tokens: TokenPairs, spam: Uint32Array, ham: Uint32Array): BayesLearns | undefined {
+    if (this.#budget <= 0 || this.#closed) return undefined;
     let st = this.#scopes.get(id);
     if (!st) {
       if (this.#scopes.size >= MAX_SCOPE_STATES) {
         this.#forgetTableless();
         // Every state holds a table: this scope is read from SQLite and not remembered.
-        if (this.#scopes.size >= MAX_SCOPE_STATES) return false;
+        if (this.#scopes.size >= MAX_SCOPE_STATES) return undefined;
       }
       st = { revision: 0, building: false, reserved: 0, notBefore: 0 };
       this.#scopes.set(id, st);
     }
     if (!st.table) {
       if (!st.building && Date.now() >= st.notBefore) void this.#build(id, st);
-      return false;
+      return undefined;
     }
-    if (!this.#catchUp(id, st)) return false;
+    const head = this.#catchUp(id, st);
+    if (!head) return undefined;
     const table = st.table;
     const pair = this.#pair;
     for (let i = 0; i < tokens.length; i++) {
@@ -122,14 +132,18 @@ export class BayesMemory {
       spam[i] = pair[0]!;
       ham[i] = pair[1]!;
     }
-    return true;
+    return { learnsSpam: head.learns_spam, learnsHam: head.learns_ham };
   }
 
-  /** Replays the change rows after the table's revision; false (and a rebuild started) when there is a gap. */
-  #catchUp(id: number, st: ScopeMemory): boolean {
+  /**
+   * Replays the change rows after the table's revision; the scope's row as read before the
+   * replay, or undefined (and a rebuild started) when there is a gap.
+   */
+  #catchUp(id: number, st: ScopeMemory): ScopeHead | undefined {
     // The revision first: a learn committed between the two reads only adds rows past it.
-    const current = this.#revision.get(id) ?? 0;
-    if (current === st.revision) return true;
+    const head = this.#head.get(id) ?? { revision: 0, learns_spam: 0, learns_ham: 0 };
+    const current = head.revision;
+    if (current === st.revision) return head;
     if (current > st.revision) {
       const rows = this.#changes.all(id, st.revision, CHANGE_LOG_KEEP + 1);
       for (const r of rows) {
@@ -147,14 +161,14 @@ export class BayesMemory {
         const size = st.table!.size;
         this.#drop(st);
         this.#refuse(id, st, size);
-        return false;
+        return undefined;
       }
-      if (st.revision >= current) return true;
+      if (st.revision >= current) return head;
     }
     // A revision without its row (an import, a pruned log) or a database that went back (replaced).
     this.#drop(st);
     void this.#build(id, st);
-    return false;
+    return undefined;
   }
 
   #forgetTableless(): void {

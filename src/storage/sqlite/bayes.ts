@@ -130,7 +130,11 @@ export class SqliteBayesStore implements BayesStore {
     return guard('getTokens', () => {
       const id = this.#scopeId(scope, false);
       if (id === undefined) return out;
-      if (this.#memory.read(id, tokens, out.spam, out.ham)) return out;
+      const learns = this.#memory.read(id, tokens, out.spam, out.ham);
+      if (learns) {
+        out.learns = learns;
+        return out;
+      }
       const parts = new Array<string>(tokens.length);
       for (let i = 0; i < tokens.length; i++) parts[i] = signedDecimal(tokens.hi[i]!, tokens.lo[i]!);
       for (const [i, spam, ham] of this.#stmt.getPairs.all(`[${parts.join(',')}]`, id)) {
