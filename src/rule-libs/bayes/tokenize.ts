@@ -58,52 +58,6 @@ export interface TokenList {
   readonly extensionCount?: number;
 }
 
-/**
- * The tokens a message has already emitted, by (hi, lo >>> 11): 53 bits, exact enough to spot
- * repeats (a rare collision only drops one token). Open addressing over typed arrays: a Set of
- * those keys as numbers allocated a heap number for nearly every token (keys past 2^31), a few
- * hundred a message.
- */
-class SeenTokens {
-  #hi = new Uint32Array(1024);
-  #lo = new Uint32Array(1024);
-  #used = new Uint8Array(1024);
-  #size = 0;
-
-  /** Adds the token; false when it was already there. */
-  add(hi: number, lo: number): boolean {
-    const mid = lo >>> 11;
-    const mask = this.#used.length - 1;
-    let i = (Math.imul(hi ^ mid, 0x9e3779b1) >>> 0) & mask;
-    while (this.#used[i] === 1) {
-      if (this.#hi[i] === hi && this.#lo[i] === mid) return false;
-      i = (i + 1) & mask;
-    }
-    this.#used[i] = 1;
-    this.#hi[i] = hi;
-    this.#lo[i] = mid;
-    if (++this.#size * 2 > this.#used.length) this.#grow();
-    return true;
-  }
-
-  #grow(): void {
-    const [hi, lo, used] = [this.#hi, this.#lo, this.#used];
-    const cap = used.length * 2;
-    this.#hi = new Uint32Array(cap);
-    this.#lo = new Uint32Array(cap);
-    this.#used = new Uint8Array(cap);
-    const mask = cap - 1;
-    for (let j = 0; j < used.length; j++) {
-      if (used[j] !== 1) continue;
-      let i = (Math.imul(hi[j]! ^ lo[j]!, 0x9e3779b1) >>> 0) & mask;
-      while (this.#used[i] === 1) i = (i + 1) & mask;
-      this.#used[i] = 1;
-      this.#hi[i] = hi[j]!;
-      this.#lo[i] = lo[j]!;
-    }
-  }
-}
-
 class TokenBuilder {
   hi: number[] = [];
   lo: number[] = [];
@@ -113,7 +67,7 @@ class TokenBuilder {
   readonly #h = new Uint32Array(2);
   // A token repeated in one message counts once: repetition is cheap for a spammer to add, and
   // one store row per distinct token keeps the round trip small.
-  readonly #seen = new SeenTokens();
+  readonly #seen = new Set<number>();
 
   osb(words: readonly string[], window: number, isMeta: boolean): void {
     const n = words.length;
@@ -143,7 +97,10 @@ class TokenBuilder {
   }
 
   #emit(hi: number, lo: number, w: number, isMeta: boolean): void {
-    if (!this.#seen.add(hi, lo)) return;
+    // 53-bit key: exact enough to spot repeats; a rare collision only drops one token.
+    const key = hi * 0x200000 + (lo >>> 11);
+    if (this.#seen.has(key)) return;
+    this.#seen.add(key);
     this.hi.push(hi);
     this.lo.push(lo);
     this.win.push(w);
