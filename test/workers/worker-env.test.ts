@@ -40,7 +40,7 @@ async function withServer(env: Record<string, string | undefined>, check: (norma
 }
 
 describe('worker processes', () => {
-  it('fork from the worker entry with their role\'s V8 flags and two malloc arenas', { timeout: 120_000 }, async () => {
+  it('fork from the worker entry with their role\'s V8 flags and one malloc arena', { timeout: 120_000 }, async () => {
     await withServer({ MALLOC_ARENA_MAX: undefined }, (normalPids, controllerPid) => {
       assert.equal(normalPids.length, 1);
       const normal = procStrings(normalPids[0]!, 'cmdline');
@@ -53,7 +53,7 @@ describe('worker processes', () => {
       assert.ok(controller.includes('--optimize-for-size'));
       for (const args of [normal, controller]) assert.ok(args.includes('--no-sparkplug'), `no baseline code: ${args.join(' ')}`);
       for (const pid of [normalPids[0]!, controllerPid]) {
-        assert.ok(procStrings(pid, 'environ').includes('MALLOC_ARENA_MAX=2'), `worker ${pid} has MALLOC_ARENA_MAX=2`);
+        assert.ok(procStrings(pid, 'environ').includes('MALLOC_ARENA_MAX=1'), `worker ${pid} has MALLOC_ARENA_MAX=1`);
       }
     });
   });
