@@ -64,6 +64,16 @@ export function treeCpuMs(roots: number[]): number {
   return cpuMsOf(processTree(roots));
 }
 
+/** CPU ms used so far by each of these processes (and its reaped children); gone ones are left out. */
+export function cpuMsByPid(pids: number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    const ms = readStat(pid)?.cpuMs;
+    if (ms !== undefined) out.set(pid, ms);
+  }
+  return out;
+}
+
 /** Total CPU ms used so far by exactly these processes (and their reaped children). */
 export function cpuMsOf(pids: number[]): number {
   let sum = 0;

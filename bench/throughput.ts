@@ -16,7 +16,7 @@ import net from 'node:net';
 import { Command } from 'commander';
 import { loadCorpus, loadFolder, shuffled, type CorpusMessage } from './corpus.js';
 import { LeanMilterConnection, milterMessage } from './milter-client.js';
-import { cpuMsOf, processTree, PssSampler, rspamdRole, type PssPeak } from './proc-stats.js';
+import { cpuMsByPid, cpuMsOf, processTree, PssSampler, rspamdRole, type PssPeak } from './proc-stats.js';
 import { flushReferenceBayes, startReferenceRspamd, type RunningServer } from './servers.js';
 import { BAYES_STORES, bayesPlacement, tallyText, trainThroughController, type BayesPlacement, type BayesStore } from './train.js';
 import { parseVias, startMailsiftVias, type MailsiftVias, type Via } from './vias.js';
@@ -70,6 +70,11 @@ export interface LevelResult {
   relayCpuMsPerMessage?: number;
   /** The benchmark client's own CPU per message: when it nears the server's, the client is the bottleneck. */
   clientCpuMsPerMessage: number;
+  /**
+   * cpuMsPerMessage by role (processes of one role summed: both scan workers under `normal`):
+   * where a server's CPU goes besides its scanners (supervisor, controller, Rspamd's main).
+   */
+  cpuByRole: Record<string, number>;
   actions: Record<string, number>;
 }
 
@@ -296,12 +301,16 @@ async function scanAll(target: Target, corpus: CorpusMessage[], concurrency: num
 async function measurePass(server: Target, corpus: CorpusMessage[], c: number, pass: number, log: (s: string) => void, slowest: number): Promise<LevelResult> {
   log(`${server.name}: concurrency ${c}, ${corpus.length} messages${pass > 0 ? ` (pass ${pass + 1})` : ''}…`);
   const relayPids = server.relayPids?.();
-  const cpu0 = cpuMsOf(server.pids());
+  const pids0 = server.pids();
+  const byPid0 = cpuMsByPid(pids0);
+  const cpu0 = cpuMsOf(pids0);
   const relay0 = relayPids ? cpuMsOf(relayPids) : 0;
   const own0 = process.cpuUsage();
   const run = await scanAll(server, corpus, c);
   const own = process.cpuUsage(own0);
-  const cpu1 = cpuMsOf(server.pids());
+  const pids1 = server.pids();
+  const byPid1 = cpuMsByPid(pids1);
+  const cpu1 = cpuMsOf(pids1);
   const relay1 = relayPids ? cpuMsOf(relayPids) : 0;
   // Slowest first: --slowest lists the head; the percentiles read the latencies ascending.
   run.timed.sort((a, b) => b[0] - a[0]);
@@ -325,8 +334,23 @@ async function measurePass(server: Target, corpus: CorpusMessage[], c: number, p
     cpuMsPerMessage: done ? (cpu1 - cpu0) / done : NaN,
     ...(relayPids ? { relayCpuMsPerMessage: done ? (relay1 - relay0) / done : NaN } : {}),
     clientCpuMsPerMessage: done ? (own.user + own.system) / 1000 / done : NaN,
+    cpuByRole: cpuPerRole(byPid0, byPid1, (pid) => server.roleOf(pid), done),
     actions: run.actions,
   };
+}
+
+/**
+ * Each role's CPU per message over a pass: a process that started during the pass (a restarted
+ * worker) counts from zero, one that ended counts up to its last reading.
+ */
+function cpuPerRole(before: Map<number, number>, after: Map<number, number>, roleOf: (pid: number) => string, done: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const pid of new Set([...before.keys(), ...after.keys()])) {
+    const used = (after.get(pid) ?? before.get(pid)!) - (before.get(pid) ?? 0);
+    const role = roleOf(pid);
+    out[role] = (out[role] ?? 0) + (done ? used / done : NaN);
+  }
+  return out;
 }
 
 /** The median of each figure over a level's passes, figure by figure. */
@@ -349,6 +373,7 @@ function medianOf(passes: LevelResult[]): LevelResult {
     cpuMsPerMessage: mid(passes, (l) => l.cpuMsPerMessage),
     ...(first.relayCpuMsPerMessage !== undefined ? { relayCpuMsPerMessage: mid(passes, (l) => l.relayCpuMsPerMessage ?? NaN) } : {}),
     clientCpuMsPerMessage: mid(passes, (l) => l.clientCpuMsPerMessage),
+    cpuByRole: Object.fromEntries(Object.keys(first.cpuByRole).map((role) => [role, mid(passes, (l) => l.cpuByRole[role] ?? 0)])),
   };
 }
 
@@ -473,6 +498,16 @@ function overheadTable(list: Overhead[]): string[] {
 }
 
 /** Each server's peak PSS, process by process at that peak, and each role's own peak. */
+/** Where each server's CPU per message went, role by role (the first level's row: the median with --repeat). */
+function cpuRoleLines(summaries: ServerSummary[]): string[] {
+  return summaries.flatMap((s) => {
+    const l = s.levels[0];
+    if (!l) return [];
+    const parts = Object.entries(l.cpuByRole).sort((a, b) => b[1] - a[1]);
+    return [`${s.server} cpu ms/msg by role: ${parts.map(([role, ms]) => `${role} ${ms.toFixed(2)}`).join(' + ')}`];
+  });
+}
+
 export function memoryLines(summaries: ServerSummary[]): string[] {
   const lines: string[] = [];
   const seen = new Set<string>();
@@ -508,6 +543,7 @@ function table(summaries: ServerSummary[], corpus: CorpusMessage[], order: strin
     const a = s.levels[0]?.actions ?? {};
     lines.push(`${s.server} actions: ${Object.entries(a).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
+  lines.push(...cpuRoleLines(summaries));
   lines.push(...memoryLines(summaries));
   lines.push(...overheadTable(overheads(summaries)));
   return lines.join('\n');
