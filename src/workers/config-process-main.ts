@@ -8,6 +8,11 @@ import { checkConfig } from './config-check.js';
 import { loadServerModules } from './server-modules.js';
 import { primaryPartOf } from './process-common.js';
 import { CONFIG_REQUEST_ENV, type ConfigReply, type ConfigRequest } from './config-process.js';
+import { installOperatorSignals } from './operator-signals.js';
+
+// `systemctl kill --signal=SIGUSR1` reaches this process too while it runs (operator-signals.ts):
+// from here on it neither opens Node's inspector nor ends the check.
+installOperatorSignals();
 
 async function answer(req: ConfigRequest): Promise<ConfigReply> {
   if (req.purpose === 'check') {

@@ -47,6 +47,7 @@ import { openProcessServices, startPrimaryStats } from './stats-wiring.js';
 import { tuneV8ForScanning } from './v8-tuning.js';
 import { mib, startHeartbeat } from './watchdog.js';
 import { startWatchdogThread } from './watchdog-thread.js';
+import { installOperatorSignals, operatorSignalLog } from './operator-signals.js';
 
 /** A running worker; a scan worker can also build a new engine for a reload and swap it in (engine-swap.ts). */
 interface Listener extends RunningWorker {
@@ -377,6 +378,8 @@ export async function serveInProcess(opts: ServeOptions): Promise<void> {
   const log = createLogger({ level: cfg.logging.level, format: cfg.logging.format, ...(cfg.logging.file ? { file: cfg.logging.file } : {}) });
   // stdout is the log stream: a library's console output must arrive as a record, not raw text.
   routeConsoleToLog(log.child('console'));
+  installOperatorSignals();
+  operatorSignalLog(log);
   if (cluster.isWorker) {
     const port = process.env[CONTROLLER_PORT_ENV];
     if (port) cfg.workers.controller.port = Number(port);

@@ -40,6 +40,7 @@ import { removePidFile, writePidFile, writeReloadStatus, type ReloadStatus } fro
 import { boardPath, makeBoardDir, readScanBoard } from './scan-board.js';
 import { startPrimaryStats } from './stats-wiring.js';
 import { roleV8Flags, tuneV8ForSupervising, workerMallocEnv } from './v8-tuning.js';
+import { forwardOperatorSignal, installOperatorSignals, operatorSignalLog } from './operator-signals.js';
 import { describeInFlight, isHeartbeat, isOutOfHeapLine, Liveness, LOST_AFTER_MS, mib, monotonicMs, reportId, WATCHDOG_TICK_MS } from './watchdog.js';
 import { forwardStderr } from './worker-stderr.js';
 
@@ -642,6 +643,10 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
   });
   // SIGHUP re-reads the whole configuration (new workers re-read their TLS files too); without a handler SIGHUP would kill us.
   process.on('SIGHUP', reload);
+  // `kill -USR1 <supervisor>` reaches every worker, as Rspamd's main process passes it on.
+  forwardOperatorSignal((signal) => {
+    for (const s of [...slots, ...(incoming?.slots ?? [])]) if (s.worker && !s.worker.isDead()) s.worker.process.kill(signal);
+  });
   for (const s of slots) fork(s);
 }
 
@@ -651,6 +656,7 @@ async function runPrimary(confDir: string, initial: PrimaryPart, log: RootLogger
  * listener opens), then runs the workers. Resolves once this process is set up.
  */
 export async function serve(opts: ServeOptions): Promise<void> {
+  installOperatorSignals();
   if (cluster.isWorker || opts.single) {
     const { serveInProcess } = await import('./in-process.js');
     return serveInProcess(opts);
@@ -659,5 +665,6 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const log = createLogger({ level: part.cfg.logging.level, format: part.cfg.logging.format, ...(part.cfg.logging.file ? { file: part.cfg.logging.file } : {}) });
   // stdout is the log stream: a library's console output must arrive as a record, not raw text.
   routeConsoleToLog(log.child('console'));
+  operatorSignalLog(log.child('supervisor'));
   return runPrimary(opts.confDir, part, log, opts.workers, opts.serverName);
 }
