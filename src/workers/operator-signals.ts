@@ -19,8 +19,9 @@ export function installOperatorSignals(): void {
   if (installed) return;
   installed = true;
   process.on('SIGUSR1', () => {
-    log?.info('SIGUSR1: reopening the log file if it was rotated');
+    // The reopen first: lines written while it completes go to the file under its name.
     followLogRotation();
+    log?.info('SIGUSR1: reopening the log file if it was rotated');
     for (const forward of forwards) forward('SIGUSR1');
   });
   process.on('SIGUSR2', () => {

@@ -1,7 +1,8 @@
 // logging.file through the real CLI: every process of `mailsift serve` appends its JSON lines to
 // the file (the scan lines included, nothing on stdout), a rotation by rename is followed by name,
 // the last lines are in the file under its name when the server stops (even right after a
-// rename), and a path that cannot be written stops the start with one line naming it.
+// rename), SIGUSR1 has it reopened at once, and a path that cannot be written stops the start
+// with one line naming it.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,6 +75,31 @@ test('logging.file: every process appends there, rotation by rename is followed,
     // The supervisor's lines of the stop, the last one written out before it exited.
     const last = linesOf(file).map((l) => l.msg);
     assert.ok(last.includes('stopping') && last.includes('stopped'), last.join('\n'));
+  } finally {
+    srv.child.kill('SIGKILL');
+    await removeConfDir(dir);
+  }
+});
+
+test('logging.file: SIGUSR1 to the supervisor has every process reopen a renamed file at once', async () => {
+  const dir = await makeConfDir({
+    'mailsift.yaml': 'workers:\n  normal: { bind: "127.0.0.1:0" }\n  controller: { bind: "127.0.0.1:0", secure_ip: ["127.0.0.1"] }\nlogging: { level: info, file: logs/mailsift.log }\n',
+  });
+  const file = join(dir, 'logs', 'mailsift.log');
+  const srv = runCli(['serve', '--workers', '1', '-c', dir]);
+  try {
+    await until('the supervisor in the log file', () => linesOf(file).find((l) => /^started 1 normal worker/.test(l.msg)), 60_000);
+    const pids = new Set(linesOf(file).map((l) => l.pid));
+    assert.ok(pids.size >= 3, `supervisor, scan worker and controller (pids ${[...pids].join(', ')})`);
+    // As Rspamd's logrotate file has it: rename, then the signal. The periodic check (every 5 s)
+    // would take up to 5 s; the signal's reopen is at once, so each process's own line about the
+    // signal is already in the new file.
+    renameSync(file, `${file}.1`);
+    process.kill(srv.child.pid!, 'SIGUSR1');
+    await until('every process noting SIGUSR1 in the new file', () => {
+      const noted = new Set(linesOf(file).filter((l) => /^SIGUSR1: /.test(l.msg)).map((l) => l.pid));
+      return [...pids].every((p) => noted.has(p)) ? true : undefined;
+    }, 2_000);
   } finally {
     srv.child.kill('SIGKILL');
     await removeConfDir(dir);
