@@ -34,8 +34,7 @@ export function operatorSignalLog(logger: Logger): void {
   log = logger;
 }
 
-/** Passes SIGUSR1 on (the supervisor to its workers); returns the function that stops it. */
-export function forwardOperatorSignal(forward: (signal: 'SIGUSR1') => void): () => void {
+/** Passes SIGUSR1 on (the supervisor to its workers, for the life of the process). */
+export function forwardOperatorSignal(forward: (signal: 'SIGUSR1') => void): void {
   forwards.add(forward);
-  return () => forwards.delete(forward);
 }
