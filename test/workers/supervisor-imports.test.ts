@@ -28,9 +28,9 @@ interface Graph {
   via: Map<string, string>;
 }
 
-function staticGraph(entry: string): Graph {
-  const g: Graph = { files: new Set([entry]), packages: new Set(), via: new Map() };
-  const queue = [entry];
+function staticGraph(...entries: string[]): Graph {
+  const g: Graph = { files: new Set(entries), packages: new Set(), via: new Map() };
+  const queue = [...entries];
   while (queue.length > 0) {
     const file = queue.pop()!;
     const text = readFileSync(join(ROOT, file), 'utf8');
@@ -84,7 +84,16 @@ describe('the supervisor process', () => {
 });
 
 describe('a worker process', () => {
-  const g = staticGraph('src/workers/worker-main.ts');
+  // The entry installs the signal handlers (operator-signals.ts), then imports its roles' code
+  // with `await import()`: loading that graph takes a while, and a SIGUSR1 may arrive meanwhile.
+  const entry = staticGraph('src/workers/worker-main.ts');
+  const g = staticGraph('src/workers/worker-main.ts', 'src/workers/in-process.ts');
+
+  it('installs its signal handlers before its roles\' code loads', () => {
+    assert.ok(entry.files.has('src/workers/operator-signals.ts'));
+    assert.ok(!entry.files.has('src/workers/in-process.ts'), `the entry loads in-process.ts statically: ${chain(entry, 'src/workers/in-process.ts')}`);
+    assert.match(readFileSync(join(ROOT, 'src/workers/worker-main.ts'), 'utf8'), /await import\('\.\/in-process\.js'\)/);
+  });
 
   it('reaches its roles\' code, and not the command line, the supervisor or start-up-only packages', () => {
     assert.ok(g.files.has('src/workers/in-process.ts'));
