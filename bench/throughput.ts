@@ -301,21 +301,18 @@ async function scanAll(target: Target, corpus: CorpusMessage[], concurrency: num
 async function measurePass(server: Target, corpus: CorpusMessage[], c: number, pass: number, log: (s: string) => void, slowest: number): Promise<LevelResult> {
   log(`${server.name}: concurrency ${c}, ${corpus.length} messages${pass > 0 ? ` (pass ${pass + 1})` : ''}…`);
   const relayPids = server.relayPids?.();
-  const pids0 = server.pids();
-  const byPid0 = cpuMsByPid(pids0);
-  const cpu0 = cpuMsOf(pids0);
+  const byPid0 = cpuMsByPid(server.pids());
   const relay0 = relayPids ? cpuMsOf(relayPids) : 0;
   const own0 = process.cpuUsage();
   const run = await scanAll(server, corpus, c);
   const own = process.cpuUsage(own0);
-  const pids1 = server.pids();
-  const byPid1 = cpuMsByPid(pids1);
-  const cpu1 = cpuMsOf(pids1);
+  const byPid1 = cpuMsByPid(server.pids());
   const relay1 = relayPids ? cpuMsOf(relayPids) : 0;
   // Slowest first: --slowest lists the head; the percentiles read the latencies ascending.
   run.timed.sort((a, b) => b[0] - a[0]);
   const sorted = run.timed.map(([ms]) => ms).reverse();
   const done = corpus.length - run.errors;
+  const cpuByRole = cpuPerRole(byPid0, byPid1, (pid) => server.roleOf(pid), done);
   if (run.firstError) log(`${server.name}: ${run.errors} failed scans, first: ${run.firstError}`);
   for (const [ms, i] of run.timed.slice(0, slowest)) {
     log(`${server.name} c=${c} slow: ${ms.toFixed(1)} ms  ${corpus[i]!.bytes.length} bytes  ${corpus[i]!.name}`);
@@ -331,24 +328,25 @@ async function measurePass(server: Target, corpus: CorpusMessage[], c: number, p
     messagesPerSec: done / run.seconds,
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
-    cpuMsPerMessage: done ? (cpu1 - cpu0) / done : NaN,
+    // The roles' sum (see cpuPerRole for workers that start or end during the pass).
+    cpuMsPerMessage: done ? Object.values(cpuByRole).reduce((a, b) => a + b, 0) : NaN,
     ...(relayPids ? { relayCpuMsPerMessage: done ? (relay1 - relay0) / done : NaN } : {}),
     clientCpuMsPerMessage: done ? (own.user + own.system) / 1000 / done : NaN,
-    cpuByRole: cpuPerRole(byPid0, byPid1, (pid) => server.roleOf(pid), done),
+    cpuByRole,
     actions: run.actions,
   };
 }
 
 /**
- * Each role's CPU per message over a pass: a process that started during the pass (a restarted
- * worker) counts from zero, one that ended counts up to its last reading.
+ * Each role's CPU per message over a pass, from the processes alive at its end: one that started
+ * during the pass (a restarted worker) counts from zero; one that ended is gone from /proc with
+ * its CPU, and a crash shows in the errors instead.
  */
 function cpuPerRole(before: Map<number, number>, after: Map<number, number>, roleOf: (pid: number) => string, done: number): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const pid of new Set([...before.keys(), ...after.keys()])) {
-    const used = (after.get(pid) ?? before.get(pid)!) - (before.get(pid) ?? 0);
+  for (const [pid, ms] of after) {
     const role = roleOf(pid);
-    out[role] = (out[role] ?? 0) + (done ? used / done : NaN);
+    out[role] = (out[role] ?? 0) + (done ? (ms - (before.get(pid) ?? 0)) / done : NaN);
   }
   return out;
 }
@@ -497,7 +495,6 @@ function overheadTable(list: Overhead[]): string[] {
   return lines;
 }
 
-/** Each server's peak PSS, process by process at that peak, and each role's own peak. */
 /** Where each server's CPU per message went, role by role (the first level's row: the median with --repeat). */
 function cpuRoleLines(summaries: ServerSummary[]): string[] {
   return summaries.flatMap((s) => {
@@ -508,6 +505,7 @@ function cpuRoleLines(summaries: ServerSummary[]): string[] {
   });
 }
 
+/** Each server's peak PSS, process by process at that peak, and each role's own peak. */
 export function memoryLines(summaries: ServerSummary[]): string[] {
   const lines: string[] = [];
   const seen = new Set<string>();

@@ -3,9 +3,10 @@
 // unit, to have the log files reopened. Node acts on both signals itself unless a process listens
 // for them: SIGUSR1 opens its inspector on 127.0.0.1:9229, where anyone on the machine could run
 // code as the service's user, and SIGUSR2 ends the process. So every process of `mailsift serve`
-// listens for both from its first moment: SIGUSR1 looks for a rotated log file at once (what it
-// asks of Rspamd; the file is also followed every few seconds without a signal) and is passed on
-// to the workers by the supervisor; SIGUSR2 is logged and otherwise ignored.
+// listens for both before it reads its configuration (a forked worker also before the engine's
+// code loads): SIGUSR1 looks for a rotated log file at once (what it asks of Rspamd; the file is
+// also followed every few seconds without a signal) and is passed on to the workers by the
+// supervisor; SIGUSR2 is logged and otherwise ignored.
 
 import { followLogRotation } from '../observability/log.js';
 import type { Logger } from '../plugin-api/index.js';
